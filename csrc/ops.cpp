@@ -1,0 +1,59 @@
+// The op's schema, defined once. The bodies register themselves in their own files:
+// CPU (cpu/sum_cpu.cpp), CUDA (cuda/sum_cuda.cu), autograd (autograd.cpp); the fake
+// kernel is in warpreduce_torch/ops.py.
+#include <Python.h>
+#include <torch/library.h>
+
+#include "plan.h"
+
+extern "C" {
+// `import warpreduce_torch._C` loads this library, which runs the TORCH_LIBRARY
+// registrations below; the module itself is empty. Only the limited Python API is used,
+// so one build serves every Python from 3.9 on.
+PyObject* PyInit__C(void) {
+  static struct PyModuleDef module_def = {PyModuleDef_HEAD_INIT, "_C", nullptr, -1, nullptr};
+  return PyModule_Create(&module_def);
+}
+}
+
+namespace warpreduce {
+namespace {
+
+std::vector<std::string> kernels_op(c10::string_view device_type) {
+  return kernel_names(c10::Device(std::string(device_type)).type());
+}
+
+// warpreduce::sum forwards to warpreduce::_sum, which carries the kernels. _sum's last
+// argument is a positional `kernel_name` rather than the keyword-only `kernel`, because
+// Inductor's fallback path (FallbackKernel.create(cls, kernel, *args, **kwargs) in torch
+// 2.14) takes an op argument named `kernel` as its own and fails; sum is
+// CompositeImplicitAutograd, so a compiled graph records _sum instead.
+at::Tensor sum(const at::Tensor& self, at::OptionalIntArrayRef dim, bool keepdim,
+               std::optional<at::ScalarType> dtype, c10::string_view kernel) {
+  static const auto impl = c10::Dispatcher::singleton()
+                               .findSchemaOrThrow("warpreduce::_sum", "")
+                               .typed<SumSignature>();
+  return impl.call(self, dim, keepdim, dtype, kernel);
+}
+
+void check_args_op(at::ScalarType self_dtype, std::optional<at::ScalarType> dtype,
+                   c10::string_view device_type, c10::string_view kernel) {
+  check_args(self_dtype, dtype, c10::Device(std::string(device_type)).type(), kernel);
+}
+
+}  // namespace
+
+TORCH_LIBRARY(warpreduce, m) {
+  m.def(
+      "sum(Tensor self, int[1]? dim=None, bool keepdim=False, *, ScalarType? dtype=None, "
+      "str kernel=\"auto\") -> Tensor");
+  m.def(
+      "_sum(Tensor self, int[1]? dim, bool keepdim, ScalarType? dtype, str kernel_name) -> "
+      "Tensor");
+  m.impl("sum", c10::DispatchKey::CompositeImplicitAutograd, TORCH_FN(sum));
+  m.def("kernels(str device_type) -> str[]", &kernels_op);
+  m.def("_check_args(ScalarType self_dtype, ScalarType? dtype, str device_type, str kernel) -> ()",
+        &check_args_op);
+}
+
+}  // namespace warpreduce

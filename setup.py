@@ -1,0 +1,86 @@
+"""Builds warpreduce_torch._C, following pytorch/extension-cpp.
+
+Install with `pip install --no-build-isolation -e .`: the extension must be compiled
+against the torch that will load it (its C++ ABI is tied to that exact build), and build
+isolation would fetch some other torch into a throwaway environment to build against.
+
+- CUDA code is compiled whenever nvcc and a CUDA build of torch are present, with or
+  without a GPU (the dev machine and CI have none). Without nvcc, the CPU part alone.
+- Architectures: TORCH_CUDA_ARCH_LIST when set; else the visible GPUs' (torch's own
+  choice); with no GPU visible, "9.0" (H100/H200, what the project is measured on).
+- py_limited_api: the library uses only TORCH_LIBRARY and the limited Python API, so one
+  wheel serves CPython 3.9 and later.
+- WARPREDUCE_CUDA=0 forces a CPU-only build; MAX_JOBS caps parallel compile jobs (ninja).
+"""
+
+import glob
+import os
+
+DEFAULT_CUDA_ARCH = "9.0"
+
+
+def _locate_cuda_home():
+    # torch looks for the toolkit next to the first nvcc on PATH; where that nvcc is a
+    # wrapper script (as on the dev machine, /usr/local/bin/nvcc), point it at the real one.
+    if os.environ.get("CUDA_HOME") or os.environ.get("CUDA_PATH"):
+        return
+    for home in ("/usr/local/cuda",):
+        if os.path.exists(os.path.join(home, "include", "cuda_runtime.h")):
+            os.environ["CUDA_HOME"] = home
+            return
+
+
+_locate_cuda_home()
+
+import torch  # noqa: E402
+from setuptools import find_packages, setup  # noqa: E402
+from torch.utils.cpp_extension import (  # noqa: E402
+    CUDA_HOME,
+    BuildExtension,
+    CppExtension,
+    CUDAExtension,
+)
+
+
+def _with_cuda():
+    if os.environ.get("WARPREDUCE_CUDA", "auto") == "0":
+        return False
+    return torch.version.cuda is not None and CUDA_HOME is not None
+
+
+def _extension():
+    sources = sorted(glob.glob("csrc/*.cpp") + glob.glob("csrc/cpu/*.cpp"))
+    cxx = ["-O3"]  # torch adds -DPy_LIMITED_API and the C++ standard it was built with
+    if not _with_cuda():
+        print("warpreduce_torch: building the CPU part only (no nvcc or no CUDA torch)")
+        return CppExtension(
+            "warpreduce_torch._C", sources, extra_compile_args={"cxx": cxx}, py_limited_api=True
+        )
+    if not os.environ.get("TORCH_CUDA_ARCH_LIST") and not torch.cuda.is_available():
+        os.environ["TORCH_CUDA_ARCH_LIST"] = DEFAULT_CUDA_ARCH
+    print(
+        "warpreduce_torch: building CPU and CUDA for arch",
+        os.environ.get("TORCH_CUDA_ARCH_LIST", "of the visible GPUs"),
+    )
+    return CUDAExtension(
+        "warpreduce_torch._C",
+        sources + sorted(glob.glob("csrc/cuda/*.cu")),
+        define_macros=[("WARPREDUCE_WITH_CUDA", None)],
+        extra_compile_args={
+            "cxx": cxx,
+            "nvcc": ["-O3", "-lineinfo"],
+        },
+        py_limited_api=True,
+    )
+
+
+setup(
+    name="warpreduce_torch",
+    version="0.1.0",
+    description="torch.sum as a custom op: staged CUDA reduction kernels and a fast path",
+    packages=find_packages(include=["warpreduce_torch", "warpreduce_torch.*"]),
+    ext_modules=[_extension()],
+    install_requires=["torch>=2.6"],
+    cmdclass={"build_ext": BuildExtension},
+    options={"bdist_wheel": {"py_limited_api": "cp39"}},
+)

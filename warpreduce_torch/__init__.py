@@ -1,0 +1,8 @@
+"""torch.sum as a custom op: ``torch.ops.warpreduce.sum``, with staged CUDA kernels."""
+
+import torch  # noqa: F401  (loads libtorch, which _C links against)
+
+from . import _C  # noqa: F401  (loads the library: the op and its CPU/CUDA bodies)
+from .ops import kernels, sum  # noqa: A004
+
+__all__ = ["kernels", "sum"]
