@@ -1,0 +1,116 @@
+// Building blocks shared by the staged kernels and the fast path. No ATen here: raw
+// pointers, sizes and the accumulator types of sum_traits.h.
+//
+// Every kernel of this project reduces `segments` rows of n elements, one after the
+// other in memory. A launch gives each row `parts` blocks (blocks_per_segment); block b
+// works on row b / parts and writes its partial sum to y[b], so the partial sums form a
+// new [segments, parts] input for the next launch, until parts == 1.
+#pragma once
+
+#include <cstdint>
+
+#include "../sum_traits.h"
+
+namespace warpreduce {
+
+constexpr unsigned kFullMask = 0xffffffffu;
+
+struct BlockInSegment {
+  int64_t segment;  // which row
+  int64_t part;  // which of the row's blocks
+};
+
+__device__ __forceinline__ BlockInSegment block_in_segment(int64_t parts) {
+  return {blockIdx.x / parts, blockIdx.x % parts};
+}
+
+// Zero past the end: with it every kernel takes any length, not only multiples of the
+// block size.
+template <typename A, typename T>
+__device__ __forceinline__ A load_or_zero(const T* x, int64_t i, int64_t n) {
+  return i < n ? static_cast<A>(x[i]) : A(0);
+}
+
+template <typename Out, typename A>
+__device__ __forceinline__ void store_block_total(Out* y, A total) {
+  if (threadIdx.x == 0) y[blockIdx.x] = static_cast<Out>(total);
+}
+
+// Halves s[0, blockDim) with sequential addressing until `stop` values remain (stop = 0:
+// down to s[0]). Active threads are contiguous and touch contiguous words.
+template <typename A>
+__device__ __forceinline__ void tree_sequential(A* s, unsigned tid, unsigned stop) {
+  for (unsigned stride = blockDim.x / 2; stride > stop; stride >>= 1) {
+    if (tid < stride) s[tid] += s[tid + stride];
+    __syncthreads();
+  }
+}
+
+// The last six steps of a shared-memory tree, s[0, 64) -> one value, by the first warp
+// alone: no __syncthreads, no `if (tid < stride)`. The seeds rely on the warp running in
+// lockstep and on `volatile`; since Volta (independent thread scheduling) the threads of
+// a warp may interleave, so each step reads into a register and __syncwarp() separates
+// the warp's reads from its writes. Call with all 32 threads of warp 0; lane 0 gets the
+// total.
+template <typename A>
+__device__ __forceinline__ A last_warp_unrolled(A* s, unsigned tid) {
+  A v = s[tid];
+#pragma unroll
+  for (unsigned stride = 32; stride > 0; stride >>= 1) {
+    v += s[tid + stride];
+    __syncwarp();
+    s[tid] = v;
+    __syncwarp();
+  }
+  return v;
+}
+
+// The whole tree unrolled at compile time for a block of kBlock threads: each level's
+// test is a constant, the loop and its counter are gone. Thread 0 gets the total.
+template <unsigned kBlock, typename A>
+__device__ __forceinline__ A tree_unrolled(A* s, unsigned tid) {
+  static_assert(kBlock >= 64 && kBlock <= 1024 && (kBlock & (kBlock - 1)) == 0);
+  if constexpr (kBlock >= 1024) {
+    if (tid < 512) s[tid] += s[tid + 512];
+    __syncthreads();
+  }
+  if constexpr (kBlock >= 512) {
+    if (tid < 256) s[tid] += s[tid + 256];
+    __syncthreads();
+  }
+  if constexpr (kBlock >= 256) {
+    if (tid < 128) s[tid] += s[tid + 128];
+    __syncthreads();
+  }
+  if constexpr (kBlock >= 128) {
+    if (tid < 64) s[tid] += s[tid + 64];
+    __syncthreads();
+  }
+  return tid < 32 ? last_warp_unrolled(s, tid) : A(0);
+}
+
+// Sum over a warp in registers; lane 0 gets it.
+template <typename A>
+__device__ __forceinline__ A warp_sum(A v) {
+#pragma unroll
+  for (int offset = 16; offset > 0; offset >>= 1) v += __shfl_down_sync(kFullMask, v, offset);
+  return v;
+}
+
+// Sum over a block of kBlock threads with one shared-memory slot per warp: each warp
+// reduces in registers, then the first warp reduces the warp totals. Thread 0 gets the
+// total. A kernel that calls it twice needs a __syncthreads() in between.
+template <unsigned kBlock, typename A>
+__device__ __forceinline__ A block_sum(A v) {
+  static_assert(kBlock % 32 == 0 && kBlock <= 1024);
+  constexpr unsigned kWarps = kBlock / 32;
+  __shared__ A warp_total[kWarps];
+  const unsigned lane = threadIdx.x % 32, warp = threadIdx.x / 32;
+  v = warp_sum(v);
+  if (lane == 0) warp_total[warp] = v;
+  __syncthreads();
+  if (warp == 0) v = warp_sum(lane < kWarps ? warp_total[lane] : A(0));
+  return v;
+}
+
+}  // namespace warpreduce

@@ -1,0 +1,94 @@
+// The fast path (kernel="auto") for a full reduction of one contiguous row: a memory-bound
+// streaming read, so everything here serves one goal, keeping enough bytes in flight to
+// saturate HBM, in a single launch.
+#pragma once
+
+#include <cstdint>
+#include <cstring>
+
+#include "block_reduce.cuh"
+
+namespace warpreduce {
+
+// Tuning, kept as data. 512 threads x 4 blocks an SM fill Hopper's 2048 thread slots;
+// kUnroll independent 16-byte loads a thread put 32 KiB a block in flight before the
+// first add (benchmarks/RESULTS.md has the measurements).
+struct FastPolicy {
+  static constexpr unsigned kThreads = 512;
+  static constexpr int kUnroll = 4;
+};
+
+// Adds the lanes of one 16-byte vector into per-lane accumulators: 4 floats, 8 halves
+// or bfloat16s, 4 int32s, 16 int8s. Keeping a sum per lane shortens each serial chain
+// (better float error) and leaves the adds independent.
+template <typename T, typename A, int kLanes = 16 / sizeof(T)>
+__device__ __forceinline__ void add_lanes(A (&acc)[kLanes], const uint4& raw) {
+  T lanes[kLanes];
+  memcpy(lanes, &raw, sizeof(raw));
+#pragma unroll
+  for (int j = 0; j < kLanes; ++j) acc[j] += static_cast<A>(lanes[j]);
+}
+
+// Sums x[0, n) into *y. A scalar head reaches the first 16-byte boundary, then 16-byte
+// vectors, then a scalar tail. With more than one block, each block leaves its partial
+// sum in partials[blockIdx.x] and takes a ticket; the block that draws the last ticket
+// sums the partials in index order (deterministic: no float atomics) and resets the
+// ticket to 0 for the next launch on this stream.
+template <typename T, typename Out, typename P = FastPolicy>
+__global__ void __launch_bounds__(P::kThreads)
+    fast_sum(const T* __restrict__ x, int64_t n, Out* __restrict__ y,
+             acc_t<T>* __restrict__ partials, unsigned* __restrict__ ticket) {
+  using A = acc_t<T>;
+  constexpr int kLanes = 16 / sizeof(T);
+  const int64_t misalignment = reinterpret_cast<uintptr_t>(x) % 16;
+  const int64_t to_boundary = (16 - misalignment) % 16 / sizeof(T);
+  const int64_t head = n < to_boundary ? n : to_boundary;
+  const uint4* body = reinterpret_cast<const uint4*>(x + head);
+  const int64_t vectors = (n - head) / kLanes;
+  const int64_t tail = head + vectors * kLanes;
+
+  A acc[kLanes] = {};
+  const int64_t stride = int64_t{gridDim.x} * P::kThreads;
+  int64_t i = int64_t{blockIdx.x} * P::kThreads + threadIdx.x;
+  for (; i + (P::kUnroll - 1) * stride < vectors; i += P::kUnroll * stride) {
+    uint4 v[P::kUnroll];
+#pragma unroll
+    for (int u = 0; u < P::kUnroll; ++u) v[u] = body[i + u * stride];
+#pragma unroll
+    for (int u = 0; u < P::kUnroll; ++u) add_lanes<T>(acc, v[u]);
+  }
+  for (; i < vectors; i += stride) add_lanes<T>(acc, body[i]);
+  if (blockIdx.x == 0) {  // fewer than kLanes elements each
+    if (threadIdx.x < head) acc[0] += static_cast<A>(x[threadIdx.x]);
+    if (threadIdx.x < n - tail) acc[0] += static_cast<A>(x[tail + threadIdx.x]);
+  }
+#pragma unroll
+  for (int width = kLanes / 2; width > 0; width /= 2) {
+#pragma unroll
+    for (int j = 0; j < width; ++j) acc[j] += acc[j + width];
+  }
+  const A total = block_sum<P::kThreads>(acc[0]);
+
+  if (gridDim.x == 1) {
+    store_block_total(y, total);
+    return;
+  }
+  __shared__ bool is_last;
+  if (threadIdx.x == 0) {
+    partials[blockIdx.x] = total;
+    __threadfence();  // the partial is visible to every block before the ticket is
+    is_last = atomicAdd(ticket, 1u) == gridDim.x - 1;
+  }
+  __syncthreads();
+  if (!is_last) return;
+  __threadfence();
+  A v = 0;
+  for (unsigned b = threadIdx.x; b < gridDim.x; b += P::kThreads) v += __ldcg(partials + b);
+  v = block_sum<P::kThreads>(v);
+  if (threadIdx.x == 0) {
+    *y = static_cast<Out>(v);
+    *ticket = 0;
+  }
+}
+
+}  // namespace warpreduce
