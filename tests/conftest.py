@@ -1,0 +1,86 @@
+"""Shared test helpers: devices, random inputs, and the comparison with torch.sum."""
+
+import math
+
+import pytest
+import torch
+
+HAS_CUDA = torch.cuda.is_available()
+requires_cuda = pytest.mark.skipif(
+    not HAS_CUDA,
+    reason="no CUDA GPU visible: the CUDA tests run on the GPU machine (benchmarks/gpu_check.sh)",
+)
+DEVICES = ["cpu", pytest.param("cuda", marks=requires_cuda)]
+
+FLOAT_DTYPES = [torch.float32, torch.float64, torch.float16, torch.bfloat16]
+INT_DTYPES = [torch.bool, torch.uint8, torch.int8, torch.int16, torch.int32, torch.int64]
+DTYPES = FLOAT_DTYPES + INT_DTYPES
+
+# Awkward lengths: empty, one, around a warp, around a block, 2^k +- 1, primes.
+SIZES = [0, 1, 2, 31, 33, 255, 257, 1025, 4093, 65535, 65537, 1_000_003]
+
+
+def random_tensor(shape, dtype, device, seed=0):
+    """Random data (never zeros), made on `device`: floats with a positive mean, so that
+    an error relative to sum(|x|) means something; integers over the dtype's whole
+    range, so that int64 sums wrap."""
+    g = torch.Generator(device).manual_seed(seed)
+    if dtype.is_floating_point:
+        x = torch.randn(shape, generator=g, device=device, dtype=torch.float32) + 0.5
+        return x.to(dtype)
+    if dtype == torch.bool:
+        return torch.rand(shape, generator=g, device=device) < 0.5
+    info = torch.iinfo(dtype)
+    return torch.randint(info.min, info.max, shape, generator=g, device=device, dtype=dtype)
+
+
+def layouts(x):
+    """Non-contiguous views of a 2-D tensor x of shape (m, n), m, n even."""
+    return {
+        "transposed": x.t(),
+        "sliced_steps": x[::2, ::3],
+        "offset": x[:, 1:],  # data pointer off the 16-byte boundary
+        "expanded": x[:1].expand(5, -1),  # stride 0
+        "column": x[:, 3],
+        "permuted_3d": x.reshape(x.shape[0], -1, 2).permute(2, 0, 1),
+    }
+
+
+LAYOUTS = list(layouts(torch.empty(6, 8)))
+
+
+def reduced_length(shape, dim):
+    if dim is None or (not isinstance(dim, int) and len(dim) == 0):
+        return math.prod(shape)
+    dims = [dim] if isinstance(dim, int) else dim
+    return math.prod(shape[d] for d in dims) if shape else 1
+
+
+def assert_sum_matches(result, x, dim=None, keepdim=False, dtype=None):
+    """`result` is torch.sum(x, dim, keepdim, dtype=dtype): same shape, dtype and device;
+    integers exactly; floats within a tolerance that grows with the reduced length,
+    against a float64 reference."""
+    expected = torch.sum(x, dim=dim, keepdim=keepdim, dtype=dtype)
+    assert result.shape == expected.shape
+    assert result.dtype == expected.dtype
+    assert result.device == expected.device
+    if not expected.dtype.is_floating_point:
+        assert torch.equal(result, expected), (result, expected)
+        return
+    source = x if dtype is None else x.to(dtype)  # dtype= casts first
+    ref = torch.sum(source.double(), dim=dim, keepdim=keepdim)
+    abs_ref = torch.sum(source.double().abs(), dim=dim, keepdim=keepdim)
+    n = reduced_length(tuple(x.shape), dim)
+    # One rounding of the result, plus a pairwise-like bound for the summation itself.
+    acc_eps = torch.finfo(torch.float64 if expected.dtype == torch.float64 else torch.float32).eps
+    tol = torch.finfo(expected.dtype).eps * ref.abs() + 2 * acc_eps * math.log2(n + 2) * abs_ref
+    err = (result.double() - ref).abs()
+    finite = torch.isfinite(expected)
+    assert torch.all(err[finite] <= tol[finite]), (
+        f"max error {err[finite].max().item():.3g}, tolerance {tol[finite].min().item():.3g}"
+    )
+    # Where torch.sum gives inf (an input inf, or overflow of float16) or NaN, the same.
+    assert torch.equal(result[~finite].isnan(), expected[~finite].isnan())
+    assert torch.equal(result[expected.isinf()], expected[expected.isinf()])
+
+
