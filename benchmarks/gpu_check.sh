@@ -1,0 +1,54 @@
+#!/usr/bin/env bash
+# Everything the GPU machine runs, in one call: build against its torch, the tests,
+# compute-sanitizer on every kernel, then the benchmarks (on a quiet GPU, last).
+#   benchmarks/gpu_check.sh [build] [test] [sanitize] [stages] [sweep]   (default: all)
+# Logs and results go to $OUT (the device tool's folder) or ./gpu-logs.
+set -uo pipefail
+cd "$(dirname "$0")/.."
+OUT=${OUT:-gpu-logs}
+mkdir -p "$OUT"
+export PYTHONUNBUFFERED=1
+steps=${*:-build test sanitize stages sweep}
+status=0
+note() { echo "=== $* ($(date +%T))"; }
+
+for step in $steps; do
+  case $step in
+    build)
+      note build
+      nvidia-smi --query-gpu=name,driver_version,memory.total,clocks.max.mem --format=csv,noheader
+      python3 -c 'import torch; print("torch", torch.__version__, "cuda", torch.version.cuda)'
+      python3 -m pip install -q -r requirements.txt >"$OUT/build.log" 2>&1 &&
+        python3 -m pip install --no-build-isolation -e . >>"$OUT/build.log" 2>&1 ||
+        { tail -40 "$OUT/build.log"; exit 1; }
+      ;;
+    test)
+      note tests
+      python3 -m pytest -q -p no:cacheprovider --maxfail=50 tests >"$OUT/test.log" 2>&1 || status=1
+      tail -15 "$OUT/test.log"
+      ;;
+    sanitize)
+      note compute-sanitizer
+      for tool in memcheck racecheck synccheck; do
+        PYTORCH_NO_CUDA_MEMORY_CACHING=1 compute-sanitizer --tool "$tool" --error-exitcode 9 \
+          python3 benchmarks/sanitize.py >"$OUT/sanitize-$tool.log" 2>&1 &
+      done
+      for job in $(jobs -p); do wait "$job" || status=1; done
+      for tool in memcheck racecheck synccheck; do
+        echo "--- $tool"; grep -E "ERROR SUMMARY|Error|error|ok$" "$OUT/sanitize-$tool.log" | tail -12
+      done
+      cat "$OUT"/sanitize-*.log >"$OUT/sanitize.log" && rm "$OUT"/sanitize-*.log
+      ;;
+    stages)
+      note stages
+      python3 -m warpreduce_torch.bench.stages | tee "$OUT/stages.md" || status=1
+      ;;
+    sweep)
+      note sweep
+      python3 -m warpreduce_torch.bench --out "$OUT" 2>/dev/null | tee "$OUT/sweep.txt" || status=1
+      ;;
+    *) echo "unknown step $step"; exit 2 ;;
+  esac
+done
+note "done, status $status"
+exit $status

@@ -1,0 +1,232 @@
+"""The main job: warpreduce_torch.sum against torch.sum and CUB, swept over sizes.
+
+    python -m warpreduce_torch.bench                       # 2^10..2^28, float32 bfloat16 int32
+    python -m warpreduce_torch.bench --sizes 20-24 --dtypes float32 --stages
+    python -m warpreduce_torch.bench --stages-table        # the staged kernels' story
+
+For each dtype, size and implementation: GPU time per call (CUDA events over a loop,
+inputs rotated over 1 GiB), GB/s of input and percent of the theoretical peak, wall time
+per call (torch.utils.benchmark, host overhead included) and, for floats, the error
+against a float64 sum. Prints torch.utils.benchmark Compare tables, then writes the raw
+numbers (CSV), the device (JSON) and a plot (PNG) into --out. Without a GPU it compares
+the CPU kernel with torch.sum on the CPU.
+"""
+
+import argparse
+import csv
+import datetime
+import json
+import math
+import pathlib
+import sys
+
+import torch
+import torch.utils.benchmark as benchmark
+
+import warpreduce_torch as wr
+
+from . import stages
+from .timing import Device, gpu_time, implementation, rotating_inputs, wall_measurement
+
+DTYPES = stages.DTYPES
+
+
+def parse_sizes(text):
+    """"10-28" or "10,16,20": log2 sizes."""
+    if "-" in text:
+        lo, hi = text.split("-")
+        return list(range(int(lo), int(hi) + 1))
+    return [int(s) for s in text.split(",")]
+
+
+def progress(total):
+    try:
+        from tqdm import tqdm
+
+        return tqdm(total=total, file=sys.stderr, unit="run", dynamic_ncols=True)
+    except ImportError:
+        class Plain:
+            done = 0
+
+            def update(self, k):
+                self.done += k
+                print(f"\r{self.done}/{total}", end="", file=sys.stderr, flush=True)
+
+            def set_description(self, text):
+                pass
+
+            def close(self):
+                print(file=sys.stderr)
+
+        return Plain()
+
+
+def relative_error(result, x):
+    if not x.dtype.is_floating_point:
+        return 0.0
+    ref = x.double().sum()
+    return abs(result.double().item() - ref.item()) / max(x.double().abs().sum().item(), 1e-300)
+
+
+def run(args):
+    on_gpu = torch.cuda.is_available()
+    device = Device.current()
+    where = "cuda" if on_gpu else "cpu"
+    impls = ["torch.sum"] + [k for k in args.kernels if k in wr.kernels(where)]
+    if args.stages and on_gpu:
+        impls += [k for k in wr.kernels("cuda")[:8] if k not in impls]
+    sizes = parse_sizes(args.sizes or ("10-28" if on_gpu else "10-24"))
+    print(f"Device: {device.describe()}")
+    if not on_gpu:
+        print("No GPU found: comparing warpreduce_torch's CPU kernel with torch.sum on the CPU "
+              "(wall time per call).")
+    print(f"torch {torch.__version__}, {datetime.datetime.now():%Y-%m-%d %H:%M}, "
+          f"implementations: {', '.join(impls)}\n")
+
+    rows, wall = [], []
+    bar = progress(len(args.dtypes) * len(sizes) * len(impls))
+    for dtype_name in args.dtypes:
+        dtype = DTYPES[dtype_name]
+        for log2 in sizes:
+            n = 1 << log2
+            inputs = rotating_inputs(n, dtype, where)
+            for name in impls:
+                bar.set_description(f"{dtype_name} 2^{log2} {name}")
+                fn = implementation(name)
+                m = wall_measurement(fn, inputs[0], dtype_name, f"2^{log2}", name,
+                                     min_run_time=args.min_run_time)
+                wall.append(m)
+                seconds = gpu_time(fn, inputs) if on_gpu else m.median
+                gbps = n * dtype.itemsize / seconds / 1e9
+                rows.append({
+                    "dtype": dtype_name, "log2_n": log2, "n": n, "impl": name,
+                    "gpu_us": seconds * 1e6 if on_gpu else "",
+                    "wall_us": m.median * 1e6,
+                    "gbps": gbps,
+                    "peak_pct": 100 * gbps / device.peak_gbps if on_gpu else "",
+                    "rel_error": relative_error(fn(inputs[0]), inputs[0]),
+                })
+                bar.update(1)
+            del inputs
+            if on_gpu:
+                torch.cuda.empty_cache()
+    bar.close()
+    return device, impls, sizes, rows, wall
+
+
+def gpu_compare(rows):
+    """The GPU times as torch.utils.benchmark Measurements, for a Compare table."""
+    out = []
+    for r in rows:
+        if r["gpu_us"] == "":
+            continue
+        spec = benchmark.utils.common.TaskSpec(
+            stmt="sum(x)", setup="", label=f"{r['dtype']}: GPU time per call (us)",
+            sub_label=f"2^{r['log2_n']}", description=r["impl"])
+        out.append(benchmark.Measurement(1, [r["gpu_us"] / 1e6], spec))
+    return out
+
+
+def throughput_table(rows, impls, device):
+    lines = []
+    for dtype in dict.fromkeys(r["dtype"] for r in rows):
+        lines.append(f"\n{dtype}: GB/s of input (% of peak {device.peak_gbps:.0f} GB/s)")
+        lines.append("size   " + "".join(f"{name:>22}" for name in impls))
+        for log2 in dict.fromkeys(r["log2_n"] for r in rows):
+            cells = []
+            for name in impls:
+                r = next(r for r in rows if (r["dtype"], r["log2_n"], r["impl"]) == (dtype, log2, name))
+                pct = f" ({r['peak_pct']:.0f}%)" if r["peak_pct"] != "" else ""
+                cells.append(f"{r['gbps']:.0f}{pct}".rjust(22))
+            lines.append(f"2^{log2:<4} " + "".join(cells))
+    return "\n".join(lines)
+
+
+def host_overhead(device_name, min_run_time):
+    """Wall time of the smallest call, through each Python entry point: what the Python
+    layer adds (the kernel itself is a few microseconds at most)."""
+    x = torch.randn(1024, device=device_name)
+    ops = {
+        "torch.sum(x)": lambda: torch.sum(x),
+        "warpreduce_torch.sum(x)": lambda: wr.sum(x),
+        "torch.ops.warpreduce.sum(x)": lambda: torch.ops.warpreduce.sum(x),
+    }
+    lines = ["\nHost overhead, 2^10 float32 (wall time per call, median):"]
+    for label, fn in ops.items():
+        m = benchmark.Timer("fn()", globals={"fn": fn}).blocked_autorange(min_run_time=min_run_time)
+        lines.append(f"  {label:32s} {m.median * 1e6:7.2f} us")
+    return "\n".join(lines)
+
+
+def plot(rows, impls, device, path):
+    import matplotlib
+
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+
+    dtypes = list(dict.fromkeys(r["dtype"] for r in rows))
+    fig, axes = plt.subplots(1, len(dtypes), figsize=(6 * len(dtypes), 4.5), squeeze=False)
+    for ax, dtype in zip(axes[0], dtypes):
+        for name in impls:
+            pts = [(r["n"], r["gbps"]) for r in rows if r["dtype"] == dtype and r["impl"] == name]
+            ax.plot(*zip(*pts), marker="o", markersize=3, label=name,
+                    linewidth=2.2 if name == "auto" else 1.2)
+        if not math.isnan(device.peak_gbps):
+            ax.axhline(device.peak_gbps, color="black", linestyle="--", linewidth=1,
+                       label=f"peak {device.peak_gbps:.0f} GB/s")
+        ax.set_xscale("log", base=2)
+        ax.set_xlabel("elements")
+        ax.set_ylabel("GB/s of input")
+        ax.set_title(f"{dtype} sum, {device.name}")
+        ax.grid(True, which="both", alpha=0.3)
+        ax.legend(fontsize=8)
+    fig.tight_layout()
+    fig.savefig(path, dpi=120)
+
+
+def main(argv=None):
+    parser = argparse.ArgumentParser(
+        prog="python -m warpreduce_torch.bench", description=__doc__.split("\n\n")[0])
+    parser.add_argument("--sizes", help="log2 sizes: a range 10-28 or a list 16,20,24 "
+                        "(default 10-28 on a GPU, 10-24 on the CPU)")
+    parser.add_argument("--dtypes", nargs="+", default=["float32", "bfloat16", "int32"],
+                        choices=DTYPES)
+    parser.add_argument("--kernels", nargs="+", default=["auto", "cub"],
+                        help="warpreduce kernels to compare with torch.sum")
+    parser.add_argument("--stages", action="store_true", help="add the eight staged kernels")
+    parser.add_argument("--stages-table", action="store_true",
+                        help="print the staged kernels' table instead (warpreduce_torch.bench.stages)")
+    parser.add_argument("--min-run-time", type=float, default=0.1,
+                        help="seconds of wall-time measurement per point")
+    parser.add_argument("--out", default="results", help="folder for the CSV, JSON and PNG")
+    args = parser.parse_args(argv)
+    if args.stages_table:
+        return stages.main([])
+
+    device, impls, sizes, rows, wall = run(args)
+    print("\nWall time per call (torch.utils.benchmark, host overhead included):")
+    benchmark.Compare(wall).print()
+    if torch.cuda.is_available():
+        print("GPU time per call (CUDA events over a loop, inputs rotated over 1 GiB):")
+        benchmark.Compare(gpu_compare(rows)).print()
+    print(throughput_table(rows, impls, device))
+    print(host_overhead("cuda" if torch.cuda.is_available() else "cpu", args.min_run_time))
+
+    out = pathlib.Path(args.out)
+    out.mkdir(parents=True, exist_ok=True)
+    with open(out / "sweep.csv", "w", newline="") as f:
+        writer = csv.DictWriter(f, fieldnames=list(rows[0]))
+        writer.writeheader()
+        writer.writerows(rows)
+    (out / "device.json").write_text(json.dumps({
+        **device.__dict__, "torch": torch.__version__,
+        "date": datetime.datetime.now().isoformat(timespec="minutes"),
+        "command": " ".join(["python -m warpreduce_torch.bench"] + (argv or sys.argv[1:])),
+    }, indent=2))
+    plot(rows, impls, device, out / "sweep.png")
+    print(f"\nWrote {out / 'sweep.csv'}, {out / 'device.json'} and {out / 'sweep.png'}")
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())

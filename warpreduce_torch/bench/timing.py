@@ -1,0 +1,100 @@
+"""How the benchmarks measure: the device's peak, inputs that L2 cannot serve, GPU time
+per call from CUDA events over a loop, and wall time from torch.utils.benchmark."""
+
+import dataclasses
+import math
+import statistics
+
+import torch
+import torch.utils.benchmark as benchmark
+
+import warpreduce_torch as wr
+
+
+@dataclasses.dataclass
+class Device:
+    name: str
+    sm_count: int = 0
+    l2_bytes: int = 0
+    peak_gbps: float = float("nan")  # memory clock x bus width x 2 (DDR)
+
+    @classmethod
+    def current(cls):
+        if not torch.cuda.is_available():
+            return cls(name="cpu")
+        p = torch.cuda.get_device_properties(torch.cuda.current_device())
+        clock_khz = getattr(p, "memory_clock_rate", 0)
+        bus_bits = getattr(p, "memory_bus_width", 0)
+        peak = clock_khz * 1e3 * (bus_bits / 8) * 2 / 1e9 if clock_khz and bus_bits else float("nan")
+        return cls(p.name, p.multi_processor_count, p.L2_cache_size, peak)
+
+    def describe(self):
+        if self.name == "cpu":
+            return "cpu (no GPU found)"
+        return (f"{self.name}, {self.sm_count} SMs, L2 {self.l2_bytes / 2**20:.0f} MiB, "
+                f"theoretical peak {self.peak_gbps:.0f} GB/s")
+
+
+def make_input(n, dtype, device, seed=0):
+    """Random data (never zeros: zeros can run faster than real data)."""
+    g = torch.Generator(device).manual_seed(seed)
+    if dtype.is_floating_point:
+        return (torch.randn(n, generator=g, device=device) + 0.5).to(dtype)
+    return torch.randint(-100, 100, (n,), generator=g, device=device, dtype=dtype)
+
+
+def rotating_inputs(n, dtype, device, rotate_bytes=1 << 30, max_views=4096):
+    """Views of n elements spread over one random buffer of at least `rotate_bytes`
+    (1 GiB) and two inputs, so that a loop cycling through them reads from DRAM, not
+    from the 50-60 MB of L2 of an H100/H200. Views start on 256-element boundaries."""
+    if device == "cpu":
+        return [make_input(n, dtype, device)]
+    step = max(256, -(-n // 256) * 256)
+    count = max(2, min(max_views, rotate_bytes // (step * dtype.itemsize)))
+    buffer = make_input(count * step, dtype, device)
+    return [buffer[i * step : i * step + n] for i in range(count)]
+
+
+def gpu_time(fn, inputs, min_loop_s=0.02, repeats=7):
+    """Median GPU time per call: CUDA events around a loop of calls over rotated inputs,
+    divided by the count. The loop is long enough (min_loop_s) that launch gaps between
+    calls are part of the figure only when the host cannot keep up."""
+    for x in inputs[:3]:
+        fn(x)  # warm-up: module load, allocator, autotuning
+    torch.cuda.synchronize()
+    start, end = torch.cuda.Event(enable_timing=True), torch.cuda.Event(enable_timing=True)
+    start.record()
+    fn(inputs[0])
+    end.record()
+    end.synchronize()
+    one = max(start.elapsed_time(end) / 1e3, 1e-6)
+    calls = max(len(inputs), min(5000, math.ceil(min_loop_s / one)))
+    samples = []
+    for _ in range(repeats):
+        start.record()
+        for i in range(calls):
+            fn(inputs[i % len(inputs)])
+        end.record()
+        end.synchronize()
+        samples.append(start.elapsed_time(end) / 1e3 / calls)
+    return statistics.median(samples)
+
+
+def wall_measurement(fn, x, label, sub_label, description, min_run_time=0.2):
+    """torch.utils.benchmark's wall time per call (it synchronizes CUDA around each
+    block of calls): what a caller of the op waits, host overhead included."""
+    timer = benchmark.Timer(
+        stmt="fn(x)",
+        globals={"fn": fn, "x": x},
+        label=label,
+        sub_label=sub_label,
+        description=description,
+    )
+    return timer.blocked_autorange(min_run_time=min_run_time)
+
+
+def implementation(name):
+    """A callable x -> sum for a name: "torch.sum", or a kernel of warpreduce_torch."""
+    if name == "torch.sum":
+        return torch.sum
+    return lambda x: wr.sum(x, kernel=name)
