@@ -30,7 +30,7 @@ for step in $steps; do
     sanitize)
       note compute-sanitizer
       for tool in memcheck racecheck synccheck; do
-        PYTORCH_NO_CUDA_MEMORY_CACHING=1 compute-sanitizer --tool "$tool" --error-exitcode 9 \
+        PYTORCH_NO_CUDA_MEMORY_CACHING=1 timeout 300 compute-sanitizer --tool "$tool" --error-exitcode 9 \
           python3 benchmarks/sanitize.py >"$OUT/sanitize-$tool.log" 2>&1 &
       done
       for job in $(jobs -p); do wait "$job" || status=1; done
