@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # Everything the GPU machine runs, in one call: build against its torch, the tests,
 # compute-sanitizer on every kernel, then the benchmarks (on a quiet GPU, last).
-#   benchmarks/gpu_check.sh [build] [test] [sanitize] [stages] [sweep]   (default: all)
+#   benchmarks/gpu_check.sh [build] [test] [sanitize] [stages] [sweep] [tune] [ncu]
+#   (default: build test sanitize stages sweep)
 # Logs and results go to $OUT (the device tool's folder) or ./gpu-logs.
 set -uo pipefail
 cd "$(dirname "$0")/.."
@@ -42,6 +43,23 @@ for step in $steps; do
     stages)
       note stages
       python3 -m warpreduce_torch.bench.stages | tee "$OUT/stages.md" || status=1
+      ;;
+    tune)
+      note "tune fast_sum"
+      include=$(python3 -c 'import torch.utils.cpp_extension as c; print(c.include_paths()[0])')
+      nvcc -O3 -std=c++17 -arch=sm_90 -I"$include" benchmarks/tune_fast_sum.cu -o /tmp/tune_fast_sum &&
+        /tmp/tune_fast_sum | tee "$OUT/tune.txt" || status=1
+      ;;
+    ncu)
+      note "ncu, staged kernels"
+      metrics=gpu__time_duration.sum,dram__throughput.avg.pct_of_peak_sustained_elapsed
+      metrics+=,smsp__inst_executed.sum,smsp__thread_inst_executed_per_inst_executed.ratio
+      metrics+=,l1tex__data_bank_conflicts_pipe_lsu_mem_shared.sum,sm__warps_active.avg.pct_of_peak_sustained_active
+      metrics+=,smsp__average_warp_latency_issue_stalled_barrier.ratio,launch__registers_per_thread
+      ncu --clock-control none --csv --metrics "$metrics" \
+        --kernel-name regex:'interleaved|sequential|first_add|unroll|multiple|warp_shuffle|fast_sum' \
+        python3 benchmarks/ncu_stages.py >"$OUT/ncu.csv" 2>"$OUT/ncu.err" || { status=1; tail "$OUT/ncu.err"; }
+      grep -c '"' "$OUT/ncu.csv"
       ;;
     sweep)
       note sweep

@@ -10,13 +10,37 @@
 
 namespace warpreduce {
 
-// Tuning, kept as data. 512 threads x 4 blocks an SM fill Hopper's 2048 thread slots;
-// kUnroll independent 16-byte loads a thread put 32 KiB a block in flight before the
-// first add (benchmarks/RESULTS.md has the measurements).
-struct FastPolicy {
-  static constexpr unsigned kThreads = 512;
-  static constexpr int kUnroll = 4;
+// How a thread reads 16 bytes of the stream. The data is read once, so it should not
+// displace anything in L1; L2::256B asks L2 to fetch the whole 256-byte sector group.
+struct LoadStreaming {
+  __device__ __forceinline__ static uint4 load(const uint4* p) {
+#if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 800
+    uint4 v;
+    asm volatile("ld.global.nc.L1::no_allocate.L2::256B.v4.u32 {%0, %1, %2, %3}, [%4];"
+                 : "=r"(v.x), "=r"(v.y), "=r"(v.z), "=r"(v.w)
+                 : "l"(p));
+    return v;
+#else
+    return __ldg(p);
+#endif
+  }
 };
+
+struct LoadDefault {
+  __device__ __forceinline__ static uint4 load(const uint4* p) { return *p; }
+};
+
+// Tuning, kept as data (benchmarks/tune_fast_sum.cu measures the alternatives; the
+// results are in benchmarks/RESULTS.md). 512 threads x 4 blocks an SM fill Hopper's
+// 2048 thread slots; kUnroll independent 16-byte loads a thread keep 32 KiB a block in
+// flight before the first add.
+template <unsigned Threads = 512, int Unroll = 4, typename Load = LoadStreaming>
+struct FastPolicyT {
+  static constexpr unsigned kThreads = Threads;
+  static constexpr int kUnroll = Unroll;
+  using LoadOp = Load;
+};
+using FastPolicy = FastPolicyT<>;
 
 // Adds the lanes of one 16-byte vector into per-lane accumulators: 4 floats, 8 halves
 // or bfloat16s, 4 int32s, 16 int8s. Keeping a sum per lane shortens each serial chain
@@ -53,11 +77,21 @@ __global__ void __launch_bounds__(P::kThreads)
   for (; i + (P::kUnroll - 1) * stride < vectors; i += P::kUnroll * stride) {
     uint4 v[P::kUnroll];
 #pragma unroll
-    for (int u = 0; u < P::kUnroll; ++u) v[u] = body[i + u * stride];
+    for (int u = 0; u < P::kUnroll; ++u) v[u] = P::LoadOp::load(body + i + u * stride);
 #pragma unroll
     for (int u = 0; u < P::kUnroll; ++u) add_lanes<T>(acc, v[u]);
   }
-  for (; i < vectors; i += stride) add_lanes<T>(acc, body[i]);
+  // Fewer than kUnroll vectors are left for this thread: one more round, predicated, so
+  // that they too are all in flight at once rather than one DRAM latency each.
+  {
+    uint4 v[P::kUnroll];
+#pragma unroll
+    for (int u = 0; u < P::kUnroll; ++u) {
+      v[u] = i + u * stride < vectors ? P::LoadOp::load(body + i + u * stride) : uint4{0, 0, 0, 0};
+    }
+#pragma unroll
+    for (int u = 0; u < P::kUnroll; ++u) add_lanes<T>(acc, v[u]);
+  }
   if (blockIdx.x == 0) {  // fewer than kLanes elements each
     if (threadIdx.x < head) acc[0] += static_cast<A>(x[threadIdx.x]);
     if (threadIdx.x < n - tail) acc[0] += static_cast<A>(x[tail + threadIdx.x]);
