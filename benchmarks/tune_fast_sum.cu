@@ -24,6 +24,7 @@ using namespace warpreduce;
   } while (0)
 
 constexpr size_t kRotateBytes = size_t{1} << 30;  // inputs spread over 1 GiB: not in L2
+constexpr int64_t kMaxBlocks = 1 << 20;  // partials the scratch holds
 
 struct Scratch {
   void* partials;
@@ -31,15 +32,17 @@ struct Scratch {
 };
 
 // Median GPU time per call, CUDA events around a loop over rotated inputs.
+// persistent: at most as many blocks as fit the GPU at once (the library's rule); else
+// one block per tile of kThreads x kUnroll vectors.
 template <typename T, typename P>
 double time_per_call(const T* buffer, int64_t count, int64_t step, int64_t n, Scratch s,
-                     out_t<T>* y, int sms) {
+                     out_t<T>* y, int sms, bool persistent) {
   int per_sm = 0;
   CHECK(cudaOccupancyMaxActiveBlocksPerMultiprocessor(&per_sm, fast_sum<T, out_t<T>, P>,
                                                       P::kThreads, 0));
   const int64_t per_block = int64_t{P::kThreads} * P::kUnroll * (16 / sizeof(T));
   const int64_t blocks = std::clamp<int64_t>((n + per_block - 1) / per_block, 1,
-                                             int64_t{sms} * per_sm);
+                                             persistent ? int64_t{sms} * per_sm : kMaxBlocks);
   auto launch = [&](int64_t k) {
     fast_sum<T, out_t<T>, P><<<blocks, P::kThreads>>>(
         buffer + (k % count) * step, n, y, static_cast<acc_t<T>*>(s.partials), s.ticket);
@@ -80,35 +83,40 @@ void sweep(const char* dtype, int sms, double peak) {
   CHECK(cudaMalloc(&buffer, total * sizeof(T)));
   fill<<<1024, 256>>>(buffer, total);
   Scratch s;
-  CHECK(cudaMalloc(&s.partials, sms * 32 * 8 + 16));
-  CHECK(cudaMemset(s.partials, 0, sms * 32 * 8 + 16));
-  s.ticket = reinterpret_cast<unsigned*>(static_cast<char*>(s.partials) + sms * 32 * 8);
+  CHECK(cudaMalloc(&s.partials, kMaxBlocks * 8 + 16));
+  CHECK(cudaMemset(s.partials, 0, kMaxBlocks * 8 + 16));
+  s.ticket = reinterpret_cast<unsigned*>(static_cast<char*>(s.partials) + kMaxBlocks * 8);
   out_t<T>* y;
   CHECK(cudaMalloc(&y, sizeof(out_t<T>)));
 
   std::printf("\n%s: GPU time per call in us (GB/s), peak %.0f GB/s\n%-28s", dtype, peak, "policy");
   for (int l : log2s) std::printf("%18s", ("2^" + std::to_string(l)).c_str());
   std::printf("\n");
-  auto row = [&](const char* name, auto policy) {
+  auto row = [&](const char* name, auto policy, bool persistent = true) {
     using P = decltype(policy);
     std::printf("%-28s", name);
     for (int l : log2s) {
       const int64_t n = int64_t{1} << l;
       const int64_t step = (n + 255) / 256 * 256;
       const int64_t count = std::max<int64_t>(2, std::min<int64_t>(total / step, kRotateBytes / (step * sizeof(T))));
-      const double us = time_per_call<T, P>(buffer, count, step, n, s, y, sms);
+      const double us = time_per_call<T, P>(buffer, count, step, n, s, y, sms, persistent);
       std::printf("%9.1f (%5.0f)", us, n * sizeof(T) / us / 1e3);
     }
     std::printf("\n");
     std::fflush(stdout);
   };
-  row("512 x 4, L2::256B (default)", FastPolicyT<512, 4, LoadStreaming>{});
-  row("512 x 4, plain load", FastPolicyT<512, 4, LoadDefault>{});
-  row("256 x 4, L2::256B", FastPolicyT<256, 4, LoadStreaming>{});
-  row("256 x 8, L2::256B", FastPolicyT<256, 8, LoadStreaming>{});
-  row("512 x 8, L2::256B", FastPolicyT<512, 8, LoadStreaming>{});
-  row("1024 x 4, L2::256B", FastPolicyT<1024, 4, LoadStreaming>{});
-  row("1024 x 2, L2::256B", FastPolicyT<1024, 2, LoadStreaming>{});
+  // threads x loads in flight, load, layout (interleaved / contiguous / one tile a block)
+  row("512x4 plain interleaved", FastPolicyT<512, 4, LoadPlain, false>{});
+  row("512x4 plain contiguous", FastPolicyT<512, 4, LoadPlain, true>{});
+  row("512x8 plain contiguous", FastPolicyT<512, 8, LoadPlain, true>{});
+  row("256x8 plain contiguous", FastPolicyT<256, 8, LoadPlain, true>{});
+  row("1024x4 plain contiguous", FastPolicyT<1024, 4, LoadPlain, true>{});
+  row("512x4 noL1 interleaved", FastPolicyT<512, 4, LoadNoL1, false>{});
+  row("512x4 noL1 contiguous", FastPolicyT<512, 4, LoadNoL1, true>{});
+  row("512x4 evict-first interl.", FastPolicyT<512, 4, LoadEvictFirst, false>{});
+  row("512x4 L2::256B interleaved", FastPolicyT<512, 4, LoadNoL1Prefetch256, false>{});
+  row("256x4 plain, tile a block", FastPolicyT<256, 4, LoadPlain, true>{}, false);
+  row("512x4 plain, tile a block", FastPolicyT<512, 4, LoadPlain, true>{}, false);
   CHECK(cudaFree(buffer));
   CHECK(cudaFree(s.partials));
   CHECK(cudaFree(y));
@@ -121,7 +129,7 @@ int main() {
   CHECK(cudaDeviceGetAttribute(&clock_khz, cudaDevAttrMemoryClockRate, 0));
   CHECK(cudaDeviceGetAttribute(&bus_bits, cudaDevAttrGlobalMemoryBusWidth, 0));
   const double peak = clock_khz * 1e3 * (bus_bits / 8.0) * 2 / 1e9;
-  std::printf("%s, %d SMs, fast_sum policies (threads x loads in flight a thread, load)\n",
+  std::printf("%s, %d SMs, fast_sum policies (threads x loads in flight a thread, load, layout)\n",
               p.name, p.multiProcessorCount);
   sweep<float>("float32", p.multiProcessorCount, peak);
   sweep<c10::BFloat16>("bfloat16", p.multiProcessorCount, peak);

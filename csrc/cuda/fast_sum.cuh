@@ -10,9 +10,28 @@
 
 namespace warpreduce {
 
-// How a thread reads 16 bytes of the stream. The data is read once, so it should not
-// displace anything in L1; L2::256B asks L2 to fetch the whole 256-byte sector group.
-struct LoadStreaming {
+// How a thread reads 16 bytes of the stream (benchmarks/tune_fast_sum.cu compares them).
+struct LoadPlain {
+  __device__ __forceinline__ static uint4 load(const uint4* p) { return *p; }
+};
+
+// Read once, so keep it out of L1.
+struct LoadNoL1 {
+  __device__ __forceinline__ static uint4 load(const uint4* p) {
+#if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 700
+    uint4 v;
+    asm volatile("ld.global.nc.L1::no_allocate.v4.u32 {%0, %1, %2, %3}, [%4];"
+                 : "=r"(v.x), "=r"(v.y), "=r"(v.z), "=r"(v.w)
+                 : "l"(p));
+    return v;
+#else
+    return __ldg(p);
+#endif
+  }
+};
+
+// ... and ask L2 to fetch the whole 256-byte sector group.
+struct LoadNoL1Prefetch256 {
   __device__ __forceinline__ static uint4 load(const uint4* p) {
 #if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 800
     uint4 v;
@@ -26,21 +45,24 @@ struct LoadStreaming {
   }
 };
 
-struct LoadDefault {
-  __device__ __forceinline__ static uint4 load(const uint4* p) { return *p; }
+// Evict-first: the line is dropped from the caches first.
+struct LoadEvictFirst {
+  __device__ __forceinline__ static uint4 load(const uint4* p) { return __ldcs(p); }
 };
 
-// Tuning, kept as data (benchmarks/tune_fast_sum.cu measures the alternatives; the
-// results are in benchmarks/RESULTS.md). 512 threads x 4 blocks an SM fill Hopper's
-// 2048 thread slots; kUnroll independent 16-byte loads a thread keep 32 KiB a block in
-// flight before the first add.
-template <unsigned Threads = 512, int Unroll = 4, typename Load = LoadStreaming>
+// Tuning, kept as data (benchmarks/tune_fast_sum.cu times the alternatives side by
+// side; benchmarks/RESULTS.md has the numbers).
+//   Threads, Unroll: threads a block, 16-byte loads in flight a thread before the adds.
+//   Contiguous: each block streams one contiguous span of the input (true), or the
+//     blocks interleave, block b reading every gridDim-th tile (false).
+template <unsigned Threads, int Unroll, typename Load, bool Contiguous>
 struct FastPolicyT {
   static constexpr unsigned kThreads = Threads;
   static constexpr int kUnroll = Unroll;
+  static constexpr bool kContiguous = Contiguous;
   using LoadOp = Load;
 };
-using FastPolicy = FastPolicyT<>;
+using FastPolicy = FastPolicyT<512, 4, LoadPlain, false>;
 
 // Adds the lanes of one 16-byte vector into per-lane accumulators: 4 floats, 8 halves
 // or bfloat16s, 4 int32s, 16 int8s. Keeping a sum per lane shortens each serial chain
@@ -71,13 +93,17 @@ __global__ void __launch_bounds__(P::kThreads)
   const int64_t vectors = (n - head) / kLanes;
   const int64_t tail = head + vectors * kLanes;
 
+  // Thread t of block b reads vectors i, i + step, ..., up to end, kUnroll at a time.
+  const int64_t span = (vectors + gridDim.x - 1) / gridDim.x;  // per block, if contiguous
+  const int64_t step = P::kContiguous ? int64_t{P::kThreads} : int64_t{gridDim.x} * P::kThreads;
+  const int64_t end = P::kContiguous ? min(vectors, (blockIdx.x + 1) * span) : vectors;
+  int64_t i = (P::kContiguous ? blockIdx.x * span : blockIdx.x * int64_t{P::kThreads}) + threadIdx.x;
+
   A acc[kLanes] = {};
-  const int64_t stride = int64_t{gridDim.x} * P::kThreads;
-  int64_t i = int64_t{blockIdx.x} * P::kThreads + threadIdx.x;
-  for (; i + (P::kUnroll - 1) * stride < vectors; i += P::kUnroll * stride) {
+  for (; i + (P::kUnroll - 1) * step < end; i += P::kUnroll * step) {
     uint4 v[P::kUnroll];
 #pragma unroll
-    for (int u = 0; u < P::kUnroll; ++u) v[u] = P::LoadOp::load(body + i + u * stride);
+    for (int u = 0; u < P::kUnroll; ++u) v[u] = P::LoadOp::load(body + i + u * step);
 #pragma unroll
     for (int u = 0; u < P::kUnroll; ++u) add_lanes<T>(acc, v[u]);
   }
@@ -87,7 +113,7 @@ __global__ void __launch_bounds__(P::kThreads)
     uint4 v[P::kUnroll];
 #pragma unroll
     for (int u = 0; u < P::kUnroll; ++u) {
-      v[u] = i + u * stride < vectors ? P::LoadOp::load(body + i + u * stride) : uint4{0, 0, 0, 0};
+      v[u] = i + u * step < end ? P::LoadOp::load(body + i + u * step) : uint4{0, 0, 0, 0};
     }
 #pragma unroll
     for (int u = 0; u < P::kUnroll; ++u) add_lanes<T>(acc, v[u]);
