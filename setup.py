@@ -15,6 +15,7 @@ isolation would fetch some other torch into a throwaway environment to build aga
 
 import glob
 import os
+import sys
 
 DEFAULT_CUDA_ARCH = "9.0"
 
@@ -48,13 +49,25 @@ def _with_cuda():
     return torch.version.cuda is not None and CUDA_HOME is not None
 
 
+# Link libstdc++ as a shared library, explicitly. On the GPU machine (Ubuntu's Python
+# 3.12, g++ 13) the extension otherwise came out with a static copy of libstdc++ inside
+# it (no NEEDED libstdc++.so.6, thousands of std:: definitions): that copy's locale is
+# never initialised, and the first number a TORCH_CHECK message formatted crashed the
+# process (a segfault in std::ostream::operator<<(unsigned long), seen with cuda-gdb).
+LINK_ARGS = ["-lstdc++"] if sys.platform.startswith("linux") else []
+
+
 def _extension():
     sources = sorted(glob.glob("csrc/*.cpp") + glob.glob("csrc/cpu/*.cpp"))
     cxx = ["-O3"]  # torch adds -DPy_LIMITED_API and the C++ standard it was built with
     if not _with_cuda():
         print("warpreduce_torch: building the CPU part only (no nvcc or no CUDA torch)")
         return CppExtension(
-            "warpreduce_torch._C", sources, extra_compile_args={"cxx": cxx}, py_limited_api=True
+            "warpreduce_torch._C",
+            sources,
+            extra_compile_args={"cxx": cxx},
+            extra_link_args=LINK_ARGS,
+            py_limited_api=True,
         )
     if not os.environ.get("TORCH_CUDA_ARCH_LIST") and not torch.cuda.is_available():
         os.environ["TORCH_CUDA_ARCH_LIST"] = DEFAULT_CUDA_ARCH
@@ -70,6 +83,7 @@ def _extension():
             "cxx": cxx,
             "nvcc": ["-O3", "-lineinfo"],
         },
+        extra_link_args=LINK_ARGS,
         py_limited_api=True,
     )
 

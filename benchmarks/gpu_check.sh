@@ -19,9 +19,13 @@ for step in $steps; do
       note build
       nvidia-smi --query-gpu=name,driver_version,memory.total,clocks.max.mem --format=csv,noheader
       python3 -c 'import torch; print("torch", torch.__version__, "cuda", torch.version.cuda)'
-      python3 -m pip install -q -r requirements.txt >"$OUT/build.log" 2>&1 &&
-        python3 -m pip install --no-build-isolation -e . >>"$OUT/build.log" 2>&1 ||
-        { tail -40 "$OUT/build.log"; exit 1; }
+      python3 -m pip install -q -r requirements.txt >/tmp/build.log 2>&1 &&
+        python3 -m pip install --no-build-isolation -e . >>/tmp/build.log 2>&1 ||
+        { cp /tmp/build.log "$OUT/"; tail -40 /tmp/build.log; exit 1; }
+      # libstdc++ must be the process's shared one (setup.py, LINK_ARGS, says why).
+      so=$(ls warpreduce_torch/_C*.so)
+      readelf -d "$so" | grep -q 'libstdc++.so' && echo "libstdc++: shared" ||
+        { echo "libstdc++: linked statically into $so"; status=1; }
       ;;
     test)
       note tests

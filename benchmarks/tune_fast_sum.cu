@@ -13,6 +13,23 @@
 
 using namespace warpreduce;
 
+// The loads the library's LoadNoL1 was chosen over.
+struct LoadPlain {
+  __device__ __forceinline__ static uint4 load(const uint4* p) { return *p; }
+};
+struct LoadEvictFirst {
+  __device__ __forceinline__ static uint4 load(const uint4* p) { return __ldcs(p); }
+};
+struct LoadNoL1Prefetch256 {
+  __device__ __forceinline__ static uint4 load(const uint4* p) {
+    uint4 v;
+    asm volatile("ld.global.nc.L1::no_allocate.L2::256B.v4.u32 {%0, %1, %2, %3}, [%4];"
+                 : "=r"(v.x), "=r"(v.y), "=r"(v.z), "=r"(v.w)
+                 : "l"(p));
+    return v;
+  }
+};
+
 #define CHECK(call)                                                                   \
   do {                                                                                \
     cudaError_t err_ = (call);                                                        \
@@ -33,7 +50,7 @@ struct Scratch {
 
 // Median GPU time per call, CUDA events around a loop over rotated inputs.
 // persistent: at most as many blocks as fit the GPU at once (the library's rule); else
-// one block per tile of kThreads x kUnroll vectors.
+// one block per round of kThreads x kUnroll vectors, as many blocks as that takes.
 template <typename T, typename P>
 double time_per_call(const T* buffer, int64_t count, int64_t step, int64_t n, Scratch s,
                      out_t<T>* y, int sms, bool persistent) {
@@ -105,18 +122,16 @@ void sweep(const char* dtype, int sms, double peak) {
     std::printf("\n");
     std::fflush(stdout);
   };
-  // threads x loads in flight, load, layout (interleaved / contiguous / one tile a block)
-  row("512x4 plain interleaved", FastPolicyT<512, 4, LoadPlain, false>{});
-  row("512x4 plain contiguous", FastPolicyT<512, 4, LoadPlain, true>{});
-  row("512x8 plain contiguous", FastPolicyT<512, 8, LoadPlain, true>{});
-  row("256x8 plain contiguous", FastPolicyT<256, 8, LoadPlain, true>{});
-  row("1024x4 plain contiguous", FastPolicyT<1024, 4, LoadPlain, true>{});
-  row("512x4 noL1 interleaved", FastPolicyT<512, 4, LoadNoL1, false>{});
-  row("512x4 noL1 contiguous", FastPolicyT<512, 4, LoadNoL1, true>{});
-  row("512x4 evict-first interl.", FastPolicyT<512, 4, LoadEvictFirst, false>{});
-  row("512x4 L2::256B interleaved", FastPolicyT<512, 4, LoadNoL1Prefetch256, false>{});
-  row("256x4 plain, tile a block", FastPolicyT<256, 4, LoadPlain, true>{}, false);
-  row("512x4 plain, tile a block", FastPolicyT<512, 4, LoadPlain, true>{}, false);
+  // threads x loads in flight a thread, load
+  row("512x4 noL1 (the library's)", FastPolicy{});
+  row("512x4 plain", FastPolicyT<512, 4, LoadPlain>{});
+  row("512x4 evict-first", FastPolicyT<512, 4, LoadEvictFirst>{});
+  row("512x4 noL1 L2::256B", FastPolicyT<512, 4, LoadNoL1Prefetch256>{});
+  row("256x4 noL1", FastPolicyT<256, 4, LoadNoL1>{});
+  row("256x8 noL1", FastPolicyT<256, 8, LoadNoL1>{});
+  row("512x8 noL1", FastPolicyT<512, 8, LoadNoL1>{});
+  row("1024x4 noL1", FastPolicyT<1024, 4, LoadNoL1>{});
+  row("512x4 noL1, not persistent", FastPolicy{}, false);
   CHECK(cudaFree(buffer));
   CHECK(cudaFree(s.partials));
   CHECK(cudaFree(y));
@@ -129,7 +144,7 @@ int main() {
   CHECK(cudaDeviceGetAttribute(&clock_khz, cudaDevAttrMemoryClockRate, 0));
   CHECK(cudaDeviceGetAttribute(&bus_bits, cudaDevAttrGlobalMemoryBusWidth, 0));
   const double peak = clock_khz * 1e3 * (bus_bits / 8.0) * 2 / 1e9;
-  std::printf("%s, %d SMs, fast_sum policies (threads x loads in flight a thread, load, layout)\n",
+  std::printf("%s, %d SMs, fast_sum policies (threads x loads in flight a thread, load)\n",
               p.name, p.multiProcessorCount);
   sweep<float>("float32", p.multiProcessorCount, peak);
   sweep<c10::BFloat16>("bfloat16", p.multiProcessorCount, peak);

@@ -10,12 +10,10 @@
 
 namespace warpreduce {
 
-// How a thread reads 16 bytes of the stream (benchmarks/tune_fast_sum.cu compares them).
-struct LoadPlain {
-  __device__ __forceinline__ static uint4 load(const uint4* p) { return *p; }
-};
-
-// Read once, so keep it out of L1.
+// How a thread reads 16 bytes of the stream: the data is read once, so it skips L1
+// (ld.global.nc.L1::no_allocate). On an H200 this beat a plain load by 2-8% at 2^20 to
+// 2^24 elements and matched it at 2^28; asking L2 to fetch 256-byte groups as well
+// (.L2::256B) lost 6% at 2^28 (benchmarks/RESULTS.md, "Tuning the fast path").
 struct LoadNoL1 {
   __device__ __forceinline__ static uint4 load(const uint4* p) {
 #if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 700
@@ -30,39 +28,19 @@ struct LoadNoL1 {
   }
 };
 
-// ... and ask L2 to fetch the whole 256-byte sector group.
-struct LoadNoL1Prefetch256 {
-  __device__ __forceinline__ static uint4 load(const uint4* p) {
-#if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 800
-    uint4 v;
-    asm volatile("ld.global.nc.L1::no_allocate.L2::256B.v4.u32 {%0, %1, %2, %3}, [%4];"
-                 : "=r"(v.x), "=r"(v.y), "=r"(v.z), "=r"(v.w)
-                 : "l"(p));
-    return v;
-#else
-    return __ldg(p);
-#endif
-  }
-};
-
-// Evict-first: the line is dropped from the caches first.
-struct LoadEvictFirst {
-  __device__ __forceinline__ static uint4 load(const uint4* p) { return __ldcs(p); }
-};
-
-// Tuning, kept as data (benchmarks/tune_fast_sum.cu times the alternatives side by
-// side; benchmarks/RESULTS.md has the numbers).
-//   Threads, Unroll: threads a block, 16-byte loads in flight a thread before the adds.
-//   Contiguous: each block streams one contiguous span of the input (true), or the
-//     blocks interleave, block b reading every gridDim-th tile (false).
-template <unsigned Threads, int Unroll, typename Load, bool Contiguous>
+// Tuning, kept as data; benchmarks/tune_fast_sum.cu times the alternatives side by side.
+// 512 threads x 4 blocks an SM fill Hopper's 2048 thread slots, and 4 independent
+// 16-byte loads a thread keep 32 KiB a block in flight before the first add: 256 or
+// 1024 threads, or 8 loads, were no faster on an H200. Blocks interleave (block b reads
+// every gridDim-th tile): giving each block one contiguous span instead cost 2-4% at
+// 2^28, and one tile a block without a persistent grid 20-30%.
+template <unsigned Threads, int Unroll, typename Load>
 struct FastPolicyT {
   static constexpr unsigned kThreads = Threads;
   static constexpr int kUnroll = Unroll;
-  static constexpr bool kContiguous = Contiguous;
   using LoadOp = Load;
 };
-using FastPolicy = FastPolicyT<512, 4, LoadPlain, false>;
+using FastPolicy = FastPolicyT<512, 4, LoadNoL1>;
 
 // Adds the lanes of one 16-byte vector into per-lane accumulators: 4 floats, 8 halves
 // or bfloat16s, 4 int32s, 16 int8s. Keeping a sum per lane shortens each serial chain
@@ -93,14 +71,12 @@ __global__ void __launch_bounds__(P::kThreads)
   const int64_t vectors = (n - head) / kLanes;
   const int64_t tail = head + vectors * kLanes;
 
-  // Thread t of block b reads vectors i, i + step, ..., up to end, kUnroll at a time.
-  const int64_t span = (vectors + gridDim.x - 1) / gridDim.x;  // per block, if contiguous
-  const int64_t step = P::kContiguous ? int64_t{P::kThreads} : int64_t{gridDim.x} * P::kThreads;
-  const int64_t end = P::kContiguous ? min(vectors, (blockIdx.x + 1) * span) : vectors;
-  int64_t i = (P::kContiguous ? blockIdx.x * span : blockIdx.x * int64_t{P::kThreads}) + threadIdx.x;
+  // Thread t of block b reads vectors i, i + step, ..., kUnroll at a time.
+  const int64_t step = int64_t{gridDim.x} * P::kThreads;
+  int64_t i = blockIdx.x * int64_t{P::kThreads} + threadIdx.x;
 
   A acc[kLanes] = {};
-  for (; i + (P::kUnroll - 1) * step < end; i += P::kUnroll * step) {
+  for (; i + (P::kUnroll - 1) * step < vectors; i += P::kUnroll * step) {
     uint4 v[P::kUnroll];
 #pragma unroll
     for (int u = 0; u < P::kUnroll; ++u) v[u] = P::LoadOp::load(body + i + u * step);
@@ -113,7 +89,7 @@ __global__ void __launch_bounds__(P::kThreads)
     uint4 v[P::kUnroll];
 #pragma unroll
     for (int u = 0; u < P::kUnroll; ++u) {
-      v[u] = i + u * step < end ? P::LoadOp::load(body + i + u * step) : uint4{0, 0, 0, 0};
+      v[u] = i + u * step < vectors ? P::LoadOp::load(body + i + u * step) : uint4{0, 0, 0, 0};
     }
 #pragma unroll
     for (int u = 0; u < P::kUnroll; ++u) add_lanes<T>(acc, v[u]);
