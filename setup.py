@@ -49,12 +49,14 @@ def _with_cuda():
     return torch.version.cuda is not None and CUDA_HOME is not None
 
 
-# Link libstdc++ as a shared library, explicitly. On the GPU machine (Ubuntu's Python
-# 3.12, g++ 13) the extension otherwise came out with a static copy of libstdc++ inside
-# it (no NEEDED libstdc++.so.6, thousands of std:: definitions): that copy's locale is
-# never initialised, and the first number a TORCH_CHECK message formatted crashed the
-# process (a segfault in std::ostream::operator<<(unsigned long), seen with cuda-gdb).
-LINK_ARGS = ["-lstdc++"] if sys.platform.startswith("linux") else []
+# Link the process's shared libstdc++ by file name. On the GPU machine (Ubuntu's Python
+# 3.12, g++ 13) the extension came out with a static copy of libstdc++ inside it (no
+# NEEDED libstdc++.so.6, 4768 std:: definitions, locale_inst.cc among them), and a
+# plain -lstdc++ did not change that: the copy's locale is never initialised, and the
+# first number a TORCH_CHECK message formatted crashed the process (a segfault in
+# std::ostream::operator<<(unsigned long), found with cuda-gdb). "-l:libstdc++.so.6"
+# names the shared object itself, so every std:: symbol resolves to it.
+LINK_ARGS = ["-l:libstdc++.so.6"] if sys.platform.startswith("linux") else []
 
 
 def _extension():

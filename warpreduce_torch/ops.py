@@ -15,6 +15,11 @@ def sum(input, dim=None, keepdim=False, *, dtype=None, kernel="auto"):  # noqa: 
     `kernel` is one of ``kernels(input.device)``: "auto" (the default, the fastest) on
     every device; on CUDA also the eight staged kernels and "cub".
     """
+    # The op converts every argument it is given from Python (~0.3 us each on the GPU
+    # machine, where a whole small call costs ~8 us), so pass only those that differ
+    # from the schema's defaults.
+    if dtype is None and kernel == "auto":
+        return _sum(input) if dim is None and not keepdim else _sum(input, dim, keepdim)
     return _sum(input, dim, keepdim, dtype=dtype, kernel=kernel)
 
 
