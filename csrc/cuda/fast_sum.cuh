@@ -31,7 +31,8 @@ struct LoadNoL1 {
 // Tuning, kept as data; benchmarks/tune_fast_sum.cu times the alternatives side by side.
 // 512 threads x 4 blocks an SM fill Hopper's 2048 thread slots, and 4 independent
 // 16-byte loads a thread keep 32 KiB a block in flight before the first add: 256 or
-// 1024 threads, or 8 loads, were no faster on an H200. Blocks interleave (block b reads
+// 1024 threads, or 8 loads, were within 1% at 2^28 and up to 10% slower below 2^22 on an
+// H200. Blocks interleave (block b reads
 // every gridDim-th tile): giving each block one contiguous span instead cost 2-4% at
 // 2^28, and one tile a block without a persistent grid 20-30%.
 template <unsigned Threads, int Unroll, typename Load>

@@ -14,6 +14,12 @@ namespace warpreduce {
 
 constexpr unsigned kStageThreads = 256;
 
+// Stages 1 to 3 load one element a thread.
+template <typename A, typename T>
+__device__ __forceinline__ A load_one(const T* x, int64_t n, int64_t part) {
+  return load_or_zero<A>(x, part * blockDim.x + threadIdx.x, n);
+}
+
 // 1. Interleaved addressing with divergent branching: the threads that work at each step
 //    are tid % (2*stride) == 0, scattered over every warp, and % is slow.
 template <typename T, typename Out>
@@ -23,7 +29,7 @@ __global__ void __launch_bounds__(kStageThreads)
   __shared__ A s[kStageThreads];
   const auto [segment, part] = block_in_segment(parts);
   const unsigned tid = threadIdx.x;
-  s[tid] = load_or_zero<A>(x + segment * n, part * blockDim.x + tid, n);
+  s[tid] = load_one<A>(x + segment * n, n, part);
   __syncthreads();
   for (unsigned stride = 1; stride < blockDim.x; stride *= 2) {
     if (tid % (2 * stride) == 0) s[tid] += s[tid + stride];
@@ -42,7 +48,7 @@ __global__ void __launch_bounds__(kStageThreads)
   __shared__ A s[kStageThreads];
   const auto [segment, part] = block_in_segment(parts);
   const unsigned tid = threadIdx.x;
-  s[tid] = load_or_zero<A>(x + segment * n, part * blockDim.x + tid, n);
+  s[tid] = load_one<A>(x + segment * n, n, part);
   __syncthreads();
   for (unsigned stride = 1; stride < blockDim.x; stride *= 2) {
     const unsigned index = 2 * stride * tid;
@@ -62,7 +68,7 @@ __global__ void __launch_bounds__(kStageThreads)
   __shared__ A s[kStageThreads];
   const auto [segment, part] = block_in_segment(parts);
   const unsigned tid = threadIdx.x;
-  s[tid] = load_or_zero<A>(x + segment * n, part * blockDim.x + tid, n);
+  s[tid] = load_one<A>(x + segment * n, n, part);
   __syncthreads();
   tree_sequential(s, tid, 0);
   store_block_total(y, s[0]);
