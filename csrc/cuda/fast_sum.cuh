@@ -30,11 +30,11 @@ struct LoadNoL1 {
 
 // Tuning, kept as data; benchmarks/tune_fast_sum.cu times the alternatives side by side.
 // 512 threads x 4 blocks an SM fill Hopper's 2048 thread slots, and 4 independent
-// 16-byte loads a thread keep 32 KiB a block in flight before the first add: 256 or
-// 1024 threads, or 8 loads, were within 1% at 2^28 and up to 10% slower below 2^22 on an
-// H200. Blocks interleave (block b reads
-// every gridDim-th tile): giving each block one contiguous span instead cost 2-4% at
-// 2^28, and one tile a block without a persistent grid 20-30%.
+// 16-byte loads a thread keep 32 KiB a block in flight before the first add. On an H200,
+// 256 or 1024 threads or 8 loads were within 1% at 2^28 and up to 20% slower at 2^16 to
+// 2^20. Blocks interleave (block b reads every gridDim-th tile): one contiguous span a
+// block instead cost 2-4% at 2^28, and a grid sized by the input rather than by what
+// fits the GPU at once 10-30% from 2^24 up.
 template <unsigned Threads, int Unroll, typename Load>
 struct FastPolicyT {
   static constexpr unsigned kThreads = Threads;
