@@ -8,8 +8,9 @@ isolation would fetch some other torch into a throwaway environment to build aga
   without a GPU (the dev machine and CI have none). Without nvcc, the CPU part alone.
 - Architectures: TORCH_CUDA_ARCH_LIST when set; else the visible GPUs' (torch's own
   choice); with no GPU visible, "9.0" (H100/H200, what the project is measured on).
-- py_limited_api: the library uses only TORCH_LIBRARY and the limited Python API, so one
-  wheel serves CPython 3.9 and later.
+- Not py_limited_api: csrc/python.cpp binds the common call with pybind11 against
+  libtorch_python, which saves ~1 us a call over torch.ops (the file says why), so a
+  build serves the one Python it was built with.
 - WARPREDUCE_CUDA=0 forces a CPU-only build; MAX_JOBS caps parallel compile jobs (ninja).
 """
 
@@ -61,7 +62,7 @@ LINK_ARGS = ["-l:libstdc++.so.6"] if sys.platform.startswith("linux") else []
 
 def _extension():
     sources = sorted(glob.glob("csrc/*.cpp") + glob.glob("csrc/cpu/*.cpp"))
-    cxx = ["-O3"]  # torch adds -DPy_LIMITED_API and the C++ standard it was built with
+    cxx = ["-O3"]  # torch adds the C++ standard it was built with
     if not _with_cuda():
         print("warpreduce_torch: building the CPU part only (no nvcc or no CUDA torch)")
         return CppExtension(
@@ -69,7 +70,6 @@ def _extension():
             sources,
             extra_compile_args={"cxx": cxx},
             extra_link_args=LINK_ARGS,
-            py_limited_api=True,
         )
     if not os.environ.get("TORCH_CUDA_ARCH_LIST") and not torch.cuda.is_available():
         os.environ["TORCH_CUDA_ARCH_LIST"] = DEFAULT_CUDA_ARCH
@@ -86,7 +86,6 @@ def _extension():
             "nvcc": ["-O3", "-lineinfo"],
         },
         extra_link_args=LINK_ARGS,
-        py_limited_api=True,
     )
 
 
@@ -98,5 +97,4 @@ setup(
     ext_modules=[_extension()],
     install_requires=["torch>=2.6"],
     cmdclass={"build_ext": BuildExtension},
-    options={"bdist_wheel": {"py_limited_api": "cp39"}},
 )

@@ -1,20 +1,9 @@
 // The op's schema, defined once. The bodies register themselves in their own files:
 // CPU (cpu/sum_cpu.cpp), CUDA (cuda/sum_cuda.cu), autograd (autograd.cpp); the fake
-// kernel is in warpreduce_torch/ops.py.
-#include <Python.h>
+// kernel is in warpreduce_torch/ops.py, the Python module in python.cpp.
 #include <torch/library.h>
 
 #include "plan.h"
-
-extern "C" {
-// `import warpreduce_torch._C` loads this library, which runs the TORCH_LIBRARY
-// registrations below; the module itself is empty. Only the limited Python API is used,
-// so one build serves every Python from 3.9 on.
-PyObject* PyInit__C(void) {
-  static struct PyModuleDef module_def = {PyModuleDef_HEAD_INIT, "_C", nullptr, -1, nullptr};
-  return PyModule_Create(&module_def);
-}
-}
 
 namespace warpreduce {
 namespace {

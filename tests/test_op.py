@@ -95,6 +95,79 @@ def test_torch_compile_backward(device):
     torch.testing.assert_close(x.grad, 2 * x.detach())
 
 
+# --- the two ways in: warpreduce_torch.sum binds the common call in C++ (csrc/python.cpp)
+# and takes torch.ops where Python must see the call.
+
+DIM_FORMS = [None, 0, -1, (0,), [1], (0, 1), (), torch.Size([1])]
+
+
+@pytest.mark.parametrize("device", DEVICES)
+@pytest.mark.parametrize("dim", DIM_FORMS, ids=str)
+@pytest.mark.parametrize("keepdim", [False, True])
+def test_binding_and_torch_ops_agree(device, dim, keepdim):
+    x = random_tensor((5, 7), torch.float32, device)
+    got = wr.sum(x, dim, keepdim)
+    dims = None if dim is None else [dim] if isinstance(dim, int) else list(dim)
+    expected = torch.ops.warpreduce.sum(x, dims, keepdim)
+    assert_sum_matches(got, x, dim, keepdim)
+    assert torch.equal(got, expected) and got.shape == expected.shape
+
+
+def test_binding_rejects_what_torch_sum_rejects():
+    with pytest.raises(TypeError):
+        wr.sum([1.0, 2.0])
+    with pytest.raises(TypeError):
+        wr.sum(torch.ones(3), 0.5)
+
+
+class LoggingTensor(torch.Tensor):
+    """A subclass that overrides __torch_function__ and records what it sees."""
+
+    seen = []
+
+    @classmethod
+    def __torch_function__(cls, func, types, args=(), kwargs=None):
+        cls.seen.append(func)
+        return super().__torch_function__(func, types, args, kwargs or {})
+
+
+def test_torch_function_overrides_see_the_op():
+    x = torch.ones(4, 3).as_subclass(LoggingTensor)
+    LoggingTensor.seen.clear()
+    out = wr.sum(x, 1)
+    assert torch.ops.warpreduce.sum.default in LoggingTensor.seen
+    assert torch.equal(out.as_subclass(torch.Tensor), torch.full((4,), 3.0))
+
+    class Mode(torch.overrides.TorchFunctionMode):
+        seen = []
+
+        def __torch_function__(self, func, types, args=(), kwargs=None):
+            self.seen.append(func)
+            return func(*args, **(kwargs or {}))
+
+    with Mode() as mode:
+        wr.sum(torch.ones(3))
+    assert torch.ops.warpreduce.sum.default in mode.seen
+
+
+@pytest.mark.parametrize("device", DEVICES)
+def test_dispatch_modes_see_the_kernels_op(device):
+    from torch.utils._python_dispatch import TorchDispatchMode
+
+    class Mode(TorchDispatchMode):
+        seen = []
+
+        def __torch_dispatch__(self, func, types, args=(), kwargs=None):
+            self.seen.append(func)
+            return func(*args, **(kwargs or {}))
+
+    x = random_tensor((6,), torch.float32, device)
+    with Mode() as mode:
+        out = wr.sum(x)
+    assert torch.ops.warpreduce._sum.default in mode.seen
+    assert_sum_matches(out, x)
+
+
 class RowSum(torch.nn.Module):
     """The README's example: the op inside a model."""
 

@@ -5,6 +5,10 @@ re-checks input.
 """
 
 import torch
+from torch._C import _has_torch_function_unary
+from torch.compiler import is_compiling
+
+from . import _C
 
 _sum = torch.ops.warpreduce.sum.default
 
@@ -15,11 +19,14 @@ def sum(input, dim=None, keepdim=False, *, dtype=None, kernel="auto"):  # noqa: 
     `kernel` is one of ``kernels(input.device)``: "auto" (the default, the fastest) on
     every device; on CUDA also the eight staged kernels and "cub".
     """
-    # The op converts every argument it is given from Python (~0.3 us each on the GPU
-    # machine, where a whole small call costs ~8 us), so pass only those that differ
-    # from the schema's defaults.
-    if dtype is None and kernel == "auto":
-        return _sum(input) if dim is None and not keepdim else _sum(input, dim, keepdim)
+    # The common call (no dtype=) goes straight to the op through a C++ binding
+    # (csrc/python.cpp says why). torch.ops is taken where Python has to see the call:
+    # under torch.compile, and for tensor subclasses or modes that override
+    # __torch_function__.
+    if dtype is None and not is_compiling() and not _has_torch_function_unary(input):
+        if dim is not None and not isinstance(dim, (tuple, list)):
+            dim = (dim,)
+        return _C.sum(input, dim, keepdim, kernel)
     return _sum(input, dim, keepdim, dtype=dtype, kernel=kernel)
 
 

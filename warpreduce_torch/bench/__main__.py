@@ -24,6 +24,7 @@ import torch
 import torch.utils.benchmark as benchmark
 
 import warpreduce_torch as wr
+from warpreduce_torch import _C
 
 from . import stages
 from .timing import Device, gpu_time, implementation, rotating_inputs, wall_measurement
@@ -134,7 +135,8 @@ def gpu_compare(rows):
 def throughput_table(rows, impls, device):
     lines = []
     for dtype in dict.fromkeys(r["dtype"] for r in rows):
-        lines.append(f"\n{dtype}: GB/s of input (% of peak {device.peak_gbps:.0f} GB/s)")
+        peak = f"% of peak {device.peak_gbps:.0f} GB/s" if math.isfinite(device.peak_gbps) else "no peak known"
+        lines.append(f"\n{dtype}: GB/s of input ({peak})")
         lines.append("size   " + "".join(f"{name:>22}" for name in impls))
         for log2 in dict.fromkeys(r["log2_n"] for r in rows):
             cells = []
@@ -153,6 +155,7 @@ def host_overhead(device_name, min_run_time):
     ops = {
         "torch.sum(x)": lambda: torch.sum(x),
         "warpreduce_torch.sum(x)": lambda: wr.sum(x),
+        "warpreduce_torch._C.sum(x, ...)": lambda: _C.sum(x, None, False, "auto"),
         "torch.ops.warpreduce.sum(x)": lambda: torch.ops.warpreduce.sum(x),
     }
     lines = ["\nHost overhead, 2^10 float32 (wall time per call, median):"]
