@@ -3,10 +3,13 @@
 // the library; benchmarks/gpu_check.sh builds and runs it, RESULTS.md keeps the output.
 //
 //   nvcc -O3 -std=c++17 -arch=sm_90 -I$(python3 -c 'import torch.utils.cpp_extension as c;
-//        print(c.include_paths()[0])') benchmarks/tune_fast_sum.cu -o tune && ./tune
+//        print(c.include_paths()[0])') benchmarks/tune_fast_sum.cu -o tune && ./tune [filter]
+//
+// With a filter, only the policies whose name contains it run.
 #include <algorithm>
 #include <cstdio>
 #include <cstdlib>
+#include <cstring>
 #include <vector>
 
 #include "../csrc/cuda/fast_sum.cuh"
@@ -42,6 +45,7 @@ struct LoadNoL1Prefetch256 {
 
 constexpr size_t kRotateBytes = size_t{1} << 30;  // inputs spread over 1 GiB: not in L2
 constexpr int64_t kMaxBlocks = 1 << 20;  // partials the scratch holds
+const char* g_filter = nullptr;  // argv[1]: run only the policies whose name contains it
 
 struct Scratch {
   void* partials;
@@ -94,7 +98,7 @@ __global__ void fill(T* x, int64_t n) {
 
 template <typename T>
 void sweep(const char* dtype, int sms, double peak) {
-  const std::vector<int> log2s = {16, 20, 22, 24, 26, 28};
+  const std::vector<int> log2s = {16, 20, 22, 23, 24, 26, 28};
   const int64_t total = kRotateBytes / sizeof(T) * 2;  // room for two 2^28 inputs of 4 bytes
   T* buffer;
   CHECK(cudaMalloc(&buffer, total * sizeof(T)));
@@ -106,12 +110,13 @@ void sweep(const char* dtype, int sms, double peak) {
   out_t<T>* y;
   CHECK(cudaMalloc(&y, sizeof(out_t<T>)));
 
-  std::printf("\n%s: GPU time per call in us (GB/s), peak %.0f GB/s\n%-28s", dtype, peak, "policy");
+  std::printf("\n%s: GPU time per call in us (GB/s), peak %.0f GB/s\n%-32s", dtype, peak, "policy");
   for (int l : log2s) std::printf("%18s", ("2^" + std::to_string(l)).c_str());
   std::printf("\n");
   auto row = [&](const char* name, auto policy, bool persistent = true) {
     using P = decltype(policy);
-    std::printf("%-28s", name);
+    if (g_filter && !std::strstr(name, g_filter)) return;
+    std::printf("%-32s", name);
     for (int l : log2s) {
       const int64_t n = int64_t{1} << l;
       const int64_t step = (n + 255) / 256 * 256;
@@ -124,20 +129,22 @@ void sweep(const char* dtype, int sms, double peak) {
   };
   // threads x loads in flight a thread, load
   row("512x4 noL1 (the library's)", FastPolicy{});
-  row("512x4 plain", FastPolicyT<512, 4, LoadPlain>{});
-  row("512x4 evict-first", FastPolicyT<512, 4, LoadEvictFirst>{});
-  row("512x4 noL1 L2::256B", FastPolicyT<512, 4, LoadNoL1Prefetch256>{});
-  row("256x4 noL1", FastPolicyT<256, 4, LoadNoL1>{});
-  row("256x8 noL1", FastPolicyT<256, 8, LoadNoL1>{});
-  row("512x8 noL1", FastPolicyT<512, 8, LoadNoL1>{});
-  row("1024x4 noL1", FastPolicyT<1024, 4, LoadNoL1>{});
+  row("512x4 noL1, threadfence ticket", FastPolicyT<512, 4, LoadNoL1, TicketThreadfence>{});
+  row("512x4 plain", FastPolicyT<512, 4, LoadPlain, TicketAcqRel>{});
+  row("512x4 evict-first", FastPolicyT<512, 4, LoadEvictFirst, TicketAcqRel>{});
+  row("512x4 noL1 L2::256B", FastPolicyT<512, 4, LoadNoL1Prefetch256, TicketAcqRel>{});
+  row("256x4 noL1", FastPolicyT<256, 4, LoadNoL1, TicketAcqRel>{});
+  row("256x8 noL1", FastPolicyT<256, 8, LoadNoL1, TicketAcqRel>{});
+  row("512x8 noL1", FastPolicyT<512, 8, LoadNoL1, TicketAcqRel>{});
+  row("1024x4 noL1", FastPolicyT<1024, 4, LoadNoL1, TicketAcqRel>{});
   row("512x4 noL1, not persistent", FastPolicy{}, false);
   CHECK(cudaFree(buffer));
   CHECK(cudaFree(s.partials));
   CHECK(cudaFree(y));
 }
 
-int main() {
+int main(int argc, char** argv) {
+  if (argc > 1) g_filter = argv[1];
   cudaDeviceProp p;
   CHECK(cudaGetDeviceProperties(&p, 0));
   int clock_khz = 0, bus_bits = 0;

@@ -3,6 +3,8 @@
 // saturate HBM, in a single launch.
 #pragma once
 
+#include <cuda/atomic>
+
 #include <cstdint>
 #include <cstring>
 
@@ -35,13 +37,36 @@ struct LoadNoL1 {
 // 2^20. Blocks interleave (block b reads every gridDim-th tile): one contiguous span a
 // block instead cost 2-4% at 2^28, and a grid sized by the input rather than by what
 // fits the GPU at once 10-30% from 2^24 up.
-template <unsigned Threads, int Unroll, typename Load>
+template <unsigned Threads, int Unroll, typename Load, typename Ticket>
 struct FastPolicyT {
   static constexpr unsigned kThreads = Threads;
   static constexpr int kUnroll = Unroll;
   using LoadOp = Load;
+  using TicketOp = Ticket;
 };
-using FastPolicy = FastPolicyT<512, 4, LoadNoL1>;
+
+// How a block, having stored its partial sum, takes its ticket and learns whether it is
+// the last: its partial must be visible before its ticket (release), and the last block
+// must see every partial (acquire). One acquire-release atomic does both
+// (MEMBAR.ALL.GPU, ATOM, CCTL.IVALL on sm_90).
+struct TicketAcqRel {
+  __device__ __forceinline__ static bool is_last(unsigned* ticket, unsigned blocks) {
+    cuda::atomic_ref<unsigned, cuda::thread_scope_device> t(*ticket);
+    return t.fetch_add(1u, cuda::memory_order_acq_rel) == blocks - 1;
+  }
+};
+// The classic threadFenceReduction form (cuda-samples): __threadfence() before the
+// atomic and again in the last block, each a sequentially consistent MEMBAR.SC.GPU.
+struct TicketThreadfence {
+  __device__ __forceinline__ static bool is_last(unsigned* ticket, unsigned blocks) {
+    __threadfence();
+    const bool last = atomicAdd(ticket, 1u) == blocks - 1;
+    if (last) __threadfence();
+    return last;
+  }
+};
+
+using FastPolicy = FastPolicyT<512, 4, LoadNoL1, TicketAcqRel>;
 
 // Adds the lanes of one 16-byte vector into per-lane accumulators: 4 floats, 8 halves
 // or bfloat16s, 4 int32s, 16 int8s. Keeping a sum per lane shortens each serial chain
@@ -113,12 +138,10 @@ __global__ void __launch_bounds__(P::kThreads)
   __shared__ bool is_last;
   if (threadIdx.x == 0) {
     partials[blockIdx.x] = total;
-    __threadfence();  // the partial is visible to every block before the ticket is
-    is_last = atomicAdd(ticket, 1u) == gridDim.x - 1;
+    is_last = P::TicketOp::is_last(ticket, gridDim.x);
   }
-  __syncthreads();
+  __syncthreads();  // thread 0's acquire covers the block's reads below
   if (!is_last) return;
-  __threadfence();
   A v = 0;
   for (unsigned b = threadIdx.x; b < gridDim.x; b += P::kThreads) v += __ldcg(partials + b);
   v = block_sum<P::kThreads>(v);
