@@ -4,7 +4,6 @@
 // comes from PyTorch's caching allocator.
 #include <ATen/ops/empty.h>
 #include <c10/cuda/CUDAException.h>
-#include <c10/cuda/CUDAGraphsC10Utils.h>
 #include <c10/cuda/CUDAGuard.h>
 #include <c10/cuda/CUDAStream.h>
 #include <torch/library.h>
@@ -119,11 +118,11 @@ FinishScratch finish_scratch(const at::Tensor& like, int64_t max_blocks) {
     return t;
   };
   // The legacy default stream (nullptr) can never be captured, so most eager calls skip
-  // asking the driver (~1 us a call on the GPU machine's host).
-  const bool capturing = stream.stream() != nullptr &&
-                         c10::cuda::captureStatusMayInitCtx(stream) != c10::cuda::CaptureStatus::None;
+  // asking the driver.
+  cudaStreamCaptureStatus capture = cudaStreamCaptureStatusNone;
+  if (stream.stream() != nullptr) C10_CUDA_CHECK(cudaStreamIsCapturing(stream, &capture));
   at::Tensor memory;
-  if (capturing) {
+  if (capture != cudaStreamCaptureStatusNone) {
     memory = zeroed();
   } else {
     static std::mutex mutex;
