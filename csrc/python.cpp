@@ -4,11 +4,12 @@
 // torch.ops' boxed path.
 //
 // Why: torch.ops.warpreduce.sum turns each Python argument into an IValue against the
-// schema, then unboxes them again (~8.2 us a small call on the GPU machine, against
-// torch.sum's ~7.8 us, whose binding is generated code). This binding makes the same
-// typed dispatcher call that a C++ caller would, so autograd, dispatch modes, fake
-// tensors and functionalization all still apply; warpreduce_torch.sum takes torch.ops
-// whenever Python must see the call (torch.compile, __torch_function__ overrides).
+// schema, then unboxes them again: on the GPU machine's host a small call through it
+// cost about as much as a whole torch.sum, and 1-1.4 us more than through this binding
+// (benchmarks/host_overhead.py, RESULTS.md). This binding makes the same typed
+// dispatcher call that a C++ caller would, so autograd, dispatch modes, fake tensors and
+// functionalization all still apply; warpreduce_torch.sum takes torch.ops whenever
+// Python must see the call (torch.compile, __torch_function__ overrides).
 #include <ATen/core/dispatch/Dispatcher.h>
 #include <torch/csrc/Exceptions.h>
 #include <torch/csrc/utils/pybind.h>
@@ -21,8 +22,9 @@ namespace {
 at::Tensor sum_binding(const at::Tensor& self, std::optional<std::vector<int64_t>> dim,
                        bool keepdim, const std::string& kernel) {
   HANDLE_TH_ERRORS
+  // warpreduce::sum only forwards to _sum (ops.cpp): call _sum, one dispatch fewer.
   static const auto op = c10::Dispatcher::singleton()
-                             .findSchemaOrThrow("warpreduce::sum", "")
+                             .findSchemaOrThrow("warpreduce::_sum", "")
                              .typed<SumSignature>();
   const pybind11::gil_scoped_release no_gil;  // as torch's own bindings do
   return op.call(self, dim ? at::OptionalIntArrayRef(*dim) : std::nullopt, keepdim, std::nullopt,

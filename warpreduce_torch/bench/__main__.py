@@ -7,7 +7,7 @@
 For each dtype, size and implementation: GPU time per call (CUDA events over a loop,
 inputs rotated over 1 GiB), GB/s of input and percent of the theoretical peak, wall time
 per call (torch.utils.benchmark, host overhead included) and, for floats, the error
-against a float64 sum. Prints torch.utils.benchmark Compare tables, then writes the raw
+against a float64 sum. The implementations take turns, in 7 interleaved rounds a size. Prints torch.utils.benchmark Compare tables, then writes the raw
 numbers (CSV), the device (JSON) and a plot (PNG) into --out. Without a GPU it compares
 the CPU kernel with torch.sum on the CPU.
 """
@@ -27,7 +27,7 @@ import warpreduce_torch as wr
 from warpreduce_torch import _C
 
 from . import stages
-from .timing import Device, gpu_time, implementation, rotating_inputs, wall_measurement
+from .timing import Device, implementation, rotating_inputs, side_by_side
 
 DTYPES = stages.DTYPES
 
@@ -87,20 +87,19 @@ def run(args):
           f"implementations: {', '.join(impls)}\n")
 
     rows, wall = [], []
-    bar = progress(len(args.dtypes) * len(sizes) * len(impls))
+    bar = progress(len(args.dtypes) * len(sizes) * len(impls))  # advanced a size at a time
     for dtype_name in args.dtypes:
         dtype = DTYPES[dtype_name]
         for log2 in sizes:
             n = 1 << log2
             inputs = rotating_inputs(n, dtype, where)
             reference = float64_reference(inputs[0])
-            for name in impls:
-                bar.set_description(f"{dtype_name} 2^{log2} {name}")
-                fn = implementation(name)
-                m = wall_measurement(fn, inputs[0], dtype_name, f"2^{log2}", name,
-                                     min_run_time=args.min_run_time)
+            bar.set_description(f"{dtype_name} 2^{log2}")
+            fns = {name: implementation(name) for name in impls}
+            timed = side_by_side(fns, inputs, dtype_name, f"2^{log2}", args.min_run_time)
+            for name, (m, gpu_seconds) in timed.items():
                 wall.append(m)
-                seconds = gpu_time(fn, inputs) if on_gpu else m.median
+                seconds = gpu_seconds if on_gpu else m.median
                 gbps = n * dtype.itemsize / seconds / 1e9
                 rows.append({
                     "dtype": dtype_name, "log2_n": log2, "n": n, "impl": name,
@@ -109,9 +108,9 @@ def run(args):
                     "gbps": gbps,
                     "peak_pct": 100 * gbps / device.peak_gbps if on_gpu else "",
                     "rel_error": 0.0 if reference is None
-                    else abs(fn(inputs[0]).double().item() - reference[0]) / reference[1],
+                    else abs(fns[name](inputs[0]).double().item() - reference[0]) / reference[1],
                 })
-                bar.update(1)
+            bar.update(len(impls))
             del inputs
             if on_gpu:
                 torch.cuda.empty_cache()
@@ -153,14 +152,14 @@ def host_overhead(device_name, min_run_time):
     layer adds (the kernel itself is a few microseconds at most)."""
     x = torch.randn(1024, device=device_name)
     ops = {
-        "torch.sum(x)": lambda: torch.sum(x),
-        "warpreduce_torch.sum(x)": lambda: wr.sum(x),
-        "warpreduce_torch._C.sum(x, ...)": lambda: _C.sum(x, None, False, "auto"),
-        "torch.ops.warpreduce.sum(x)": lambda: torch.ops.warpreduce.sum(x),
+        "torch.sum(x)": torch.sum,
+        "warpreduce_torch.sum(x)": wr.sum,
+        "warpreduce_torch._C.sum(x, ...)": lambda x: _C.sum(x, None, False, "auto"),
+        "torch.ops.warpreduce.sum(x)": torch.ops.warpreduce.sum,
     }
+    timed = side_by_side(ops, [x], "host overhead", "2^10", min_run_time)
     lines = ["\nHost overhead, 2^10 float32 (wall time per call, median):"]
-    for label, fn in ops.items():
-        m = benchmark.Timer("fn()", globals={"fn": fn}).blocked_autorange(min_run_time=min_run_time)
+    for label, (m, _) in timed.items():
         lines.append(f"  {label:32s} {m.median * 1e6:7.2f} us")
     return "\n".join(lines)
 

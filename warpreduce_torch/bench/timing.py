@@ -56,29 +56,36 @@ def rotating_inputs(n, dtype, device, rotate_bytes=1 << 30, max_views=4096):
     return [buffer[i * step : i * step + n] for i in range(count)]
 
 
+class GpuLoop:
+    """GPU time per call: CUDA events around a loop of calls over rotated inputs, divided
+    by the count. The loop is long enough (min_loop_s) that launch gaps between calls are
+    part of the figure only when the host cannot keep up."""
+
+    def __init__(self, fn, inputs, min_loop_s=0.02):
+        self.fn, self.inputs = fn, inputs
+        for x in inputs[:3]:
+            fn(x)  # warm-up: module load, allocator, autotuning
+        torch.cuda.synchronize()
+        self.start = torch.cuda.Event(enable_timing=True)
+        self.end = torch.cuda.Event(enable_timing=True)
+        self.calls = 1
+        one = max(self.sample(), 1e-6)
+        self.calls = max(len(inputs), min(5000, math.ceil(min_loop_s / one)))
+
+    def sample(self):
+        """Seconds per call of one loop."""
+        self.start.record()
+        for i in range(self.calls):
+            self.fn(self.inputs[i % len(self.inputs)])
+        self.end.record()
+        self.end.synchronize()
+        return self.start.elapsed_time(self.end) / 1e3 / self.calls
+
+
 def gpu_time(fn, inputs, min_loop_s=0.02, repeats=7):
-    """Median GPU time per call: CUDA events around a loop of calls over rotated inputs,
-    divided by the count. The loop is long enough (min_loop_s) that launch gaps between
-    calls are part of the figure only when the host cannot keep up."""
-    for x in inputs[:3]:
-        fn(x)  # warm-up: module load, allocator, autotuning
-    torch.cuda.synchronize()
-    start, end = torch.cuda.Event(enable_timing=True), torch.cuda.Event(enable_timing=True)
-    start.record()
-    fn(inputs[0])
-    end.record()
-    end.synchronize()
-    one = max(start.elapsed_time(end) / 1e3, 1e-6)
-    calls = max(len(inputs), min(5000, math.ceil(min_loop_s / one)))
-    samples = []
-    for _ in range(repeats):
-        start.record()
-        for i in range(calls):
-            fn(inputs[i % len(inputs)])
-        end.record()
-        end.synchronize()
-        samples.append(start.elapsed_time(end) / 1e3 / calls)
-    return statistics.median(samples)
+    """Median GPU time per call of `repeats` loops (GpuLoop)."""
+    loop = GpuLoop(fn, inputs, min_loop_s)
+    return statistics.median(loop.sample() for _ in range(repeats))
 
 
 def wall_measurement(fn, x, label, sub_label, description, min_run_time=0.2):
@@ -92,6 +99,25 @@ def wall_measurement(fn, x, label, sub_label, description, min_run_time=0.2):
         description=description,
     )
     return timer.blocked_autorange(min_run_time=min_run_time)
+
+
+def side_by_side(fns, inputs, label, sub_label, min_run_time, rounds=7):
+    """Wall time (a merged torch.utils.benchmark Measurement) and median GPU time per call
+    (seconds; None without a GPU) of each of `fns`, measured in interleaved rounds: every
+    implementation takes its turn in every round, so that a drift in the speed of a shared
+    machine's host (a microsecond or two a call, over seconds) falls on all of them alike."""
+    on_gpu = inputs[0].is_cuda
+    loops = {name: GpuLoop(fn, inputs) for name, fn in fns.items()} if on_gpu else {}
+    walls = {name: [] for name in fns}
+    gpu = {name: [] for name in fns}
+    for _ in range(rounds):
+        for name, fn in fns.items():
+            walls[name].append(wall_measurement(fn, inputs[0], label, sub_label, name,
+                                                min_run_time=min_run_time / rounds))
+            if on_gpu:
+                gpu[name].append(loops[name].sample())
+    return {name: (benchmark.Measurement.merge(walls[name])[0],
+                   statistics.median(gpu[name]) if on_gpu else None) for name in fns}
 
 
 def implementation(name):
