@@ -128,8 +128,7 @@ void sweep(const char* dtype, int sms, double peak) {
     std::fflush(stdout);
   };
   // threads x loads in flight a thread, load
-  row("the library's", FastPolicy<T>{});
-  row("512x4 noL1", FastPolicyT<512, 4, LoadNoL1, TicketAcqRel>{});
+  row("512x4 noL1 (the library's)", FastPolicy{});
   row("512x4 noL1, threadfence ticket", FastPolicyT<512, 4, LoadNoL1, TicketThreadfence>{});
   row("512x4 plain", FastPolicyT<512, 4, LoadPlain, TicketAcqRel>{});
   row("512x4 evict-first", FastPolicyT<512, 4, LoadEvictFirst, TicketAcqRel>{});
@@ -138,7 +137,7 @@ void sweep(const char* dtype, int sms, double peak) {
   row("256x8 noL1", FastPolicyT<256, 8, LoadNoL1, TicketAcqRel>{});
   row("512x8 noL1", FastPolicyT<512, 8, LoadNoL1, TicketAcqRel>{});
   row("1024x4 noL1", FastPolicyT<1024, 4, LoadNoL1, TicketAcqRel>{});
-  row("the library's, not persistent", FastPolicy<T>{}, false);
+  row("512x4 noL1, not persistent", FastPolicy{}, false);
   CHECK(cudaFree(buffer));
   CHECK(cudaFree(s.partials));
   CHECK(cudaFree(y));

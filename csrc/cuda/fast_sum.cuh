@@ -7,7 +7,6 @@
 
 #include <cstdint>
 #include <cstring>
-#include <type_traits>
 
 #include "block_reduce.cuh"
 
@@ -31,17 +30,17 @@ struct LoadNoL1 {
   }
 };
 
-// Tuning, kept as data; benchmarks/tune_fast_sum.cu times the alternatives side by side
-// (its output for an H200 is in benchmarks/RESULTS.md). Blocks fill Hopper's 2048 thread
-// slots an SM, and 4 independent 16-byte loads a thread keep 64 B a thread in flight
-// before the first add; 8 loads gained nothing. Blocks interleave (block b reads every
-// gridDim-th tile): one contiguous span a block instead cost 2-4% at 2^28, and a grid
-// sized by the input rather than by what fits the GPU at once 10-30% from 2^24 up.
-template <unsigned Threads, int Unroll, typename Load, typename Ticket, int MinBlocksPerSm = 1>
+// Tuning, kept as data; benchmarks/tune_fast_sum.cu times the alternatives side by side.
+// 512 threads x 4 blocks an SM fill Hopper's 2048 thread slots, and 4 independent
+// 16-byte loads a thread keep 32 KiB a block in flight before the first add. On an H200,
+// 256 or 1024 threads or 8 loads were within 1% at 2^28 and up to 20% slower at 2^16 to
+// 2^20. Blocks interleave (block b reads every gridDim-th tile): one contiguous span a
+// block instead cost 2-4% at 2^28, and a grid sized by the input rather than by what
+// fits the GPU at once 10-30% from 2^24 up.
+template <unsigned Threads, int Unroll, typename Load, typename Ticket>
 struct FastPolicyT {
   static constexpr unsigned kThreads = Threads;
   static constexpr int kUnroll = Unroll;
-  static constexpr int kMinBlocksPerSm = MinBlocksPerSm;  // __launch_bounds__: caps registers
   using LoadOp = Load;
   using TicketOp = Ticket;
 };
@@ -67,18 +66,7 @@ struct TicketThreadfence {
   }
 };
 
-// The acquire-release ticket took 0.2-0.3 us off a call from 2^20 to 2^24 elements
-// against the threadfence form. Block size by element width: for 4-byte elements 1024
-// threads read 2^28 elements 0.7% faster than 512 in two tuning runs (float32; int32
-// level) and 2^24 0.3 us faster; for 2-byte elements 1024 threads lost up to 7% at 2^22
-// to 2^24, so they keep 512, as do the widths not measured (1 and 8 bytes).
-// 2-byte elements need 36 registers a thread, so only 3 blocks of 512 fit an SM; capping
-// them at 32 fits 4 (full occupancy).
-template <typename T>
-using FastPolicy = std::conditional_t<
-    sizeof(T) == 4, FastPolicyT<1024, 4, LoadNoL1, TicketAcqRel>,
-    std::conditional_t<sizeof(T) == 2, FastPolicyT<512, 4, LoadNoL1, TicketAcqRel, 4>,
-                       FastPolicyT<512, 4, LoadNoL1, TicketAcqRel>>>;
+using FastPolicy = FastPolicyT<512, 4, LoadNoL1, TicketAcqRel>;
 
 // Adds the lanes of one 16-byte vector into per-lane accumulators: 4 floats, 8 halves
 // or bfloat16s, 4 int32s, 16 int8s. Keeping a sum per lane shortens each serial chain
@@ -96,8 +84,8 @@ __device__ __forceinline__ void add_lanes(A (&acc)[kLanes], const uint4& raw) {
 // sum in partials[blockIdx.x] and takes a ticket; the block that draws the last ticket
 // sums the partials in index order (deterministic: no float atomics) and resets the
 // ticket to 0 for the next launch on this stream.
-template <typename T, typename Out, typename P = FastPolicy<T>>
-__global__ void __launch_bounds__(P::kThreads, P::kMinBlocksPerSm)
+template <typename T, typename Out, typename P = FastPolicy>
+__global__ void __launch_bounds__(P::kThreads)
     fast_sum(const T* __restrict__ x, int64_t n, Out* __restrict__ y,
              acc_t<T>* __restrict__ partials, unsigned* __restrict__ ticket) {
   using A = acc_t<T>;

@@ -141,7 +141,7 @@ FinishScratch finish_scratch(const at::Tensor& like, int64_t max_blocks) {
 template <typename T, typename Out>
 void fast_row(const T* x, int64_t n, Out* y, const at::Tensor& like) {
   using A = acc_t<T>;
-  using P = FastPolicy<T>;
+  using P = FastPolicy;
   // Resident blocks an SM, from the compiler's register count (the same on every device
   // of one architecture, which is all this caches per kernel).
   static const int64_t blocks_per_sm = [] {
