@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # Everything the GPU machine runs, in one call: build against its torch, the tests,
 # compute-sanitizer on every kernel, then the benchmarks (on a quiet GPU, last).
-#   benchmarks/gpu_check.sh [build] [test] [sanitize] [stages] [sweep] [host] [tune] [ncu]
+#   benchmarks/gpu_check.sh [build] [test] [sanitize] [stages] [sweep] [host] [accuracy] [tune] [ncu]
 #   (default: build test sanitize stages sweep)
 # Logs and results go to $OUT (the device tool's folder) or ./gpu-logs.
 set -uo pipefail
@@ -51,6 +51,10 @@ for step in $steps; do
     host)
       note "host overhead"
       python3 benchmarks/host_overhead.py | tee "$OUT/host.txt" || status=1
+      ;;
+    accuracy)
+      note "float accuracy"
+      python3 benchmarks/accuracy.py | tee "$OUT/accuracy.md" || status=1
       ;;
     tune)
       note "tune fast_sum"
