@@ -3,7 +3,8 @@
 # compute-sanitizer on every kernel, then the benchmarks (on a quiet GPU, last).
 #   benchmarks/gpu_check.sh [build] [test] [sanitize] [stages] [sweep] [host] [accuracy] [tune] [ncu]
 #   (default: build test sanitize stages sweep)
-# Logs and results go to $OUT (the device tool's folder) or ./gpu-logs.
+# Logs and results go to $OUT (the device tool's folder) or ./gpu-logs. TUNE_FILTER limits
+# the tune step to the policies whose name contains it.
 set -uo pipefail
 cd "$(dirname "$0")/.."
 OUT=${OUT:-gpu-logs}
@@ -60,7 +61,7 @@ for step in $steps; do
       note "tune fast_sum"
       include=$(python3 -c 'import torch.utils.cpp_extension as c; print(c.include_paths()[0])')
       nvcc -O3 -std=c++17 -arch=sm_90 -I"$include" benchmarks/tune_fast_sum.cu -o /tmp/tune_fast_sum &&
-        /tmp/tune_fast_sum | tee "$OUT/tune.txt" || status=1
+        /tmp/tune_fast_sum ${TUNE_FILTER:-} | tee "$OUT/tune.txt" || status=1
       ;;
     ncu)
       note "ncu, staged kernels"

@@ -66,7 +66,7 @@ double time_per_call(const T* buffer, int64_t count, int64_t step, int64_t n, Sc
                                              persistent ? int64_t{sms} * per_sm : kMaxBlocks);
   auto launch = [&](int64_t k) {
     fast_sum<T, out_t<T>, P><<<blocks, P::kThreads>>>(
-        buffer + (k % count) * step, n, y, static_cast<acc_t<T>*>(s.partials), s.ticket);
+        buffer + (k % count) * step, n, y, static_cast<combine_t<T>*>(s.partials), s.ticket);
   };
   for (int k = 0; k < 3; ++k) launch(k);
   CHECK(cudaGetLastError());

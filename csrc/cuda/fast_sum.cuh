@@ -81,6 +81,17 @@ __device__ __forceinline__ void add_lanes(A (&acc)[kLanes], const uint4& raw) {
   for (int j = 0; j < kLanes; ++j) acc[j] += static_cast<A>(lanes[j]);
 }
 
+// What fast_sum combines a thread's lanes, a block's threads and the blocks' partials in:
+// double for floating types, unsigned 64-bit for integers (as acc_t). The stream itself
+// adds in acc_t (float for float32 and 16-bit types), where each lane's chain is short
+// and its values small; the combining levels add the large values, and torch.sum rounds
+// each of them to float. In double they round about once, at the end: over 24 random
+// inputs a size, auto's mean float32 error was 1.03-1.38x torch.sum's from 2^20 to 2^28
+// elements with float combining (benchmarks/RESULTS.md, "Accuracy"), and costs one
+// double shuffle a level, once per block.
+template <typename T>
+using combine_t = std::conditional_t<std::is_integral_v<T>, unsigned long long, double>;
+
 // Sums x[0, n) into *y. A scalar head reaches the first 16-byte boundary, then 16-byte
 // vectors, then a scalar tail. With more than one block, each block leaves its partial
 // sum in partials[blockIdx.x] and takes a ticket; the block that draws the last ticket
@@ -89,8 +100,9 @@ __device__ __forceinline__ void add_lanes(A (&acc)[kLanes], const uint4& raw) {
 template <typename T, typename Out, typename P = FastPolicy>
 __global__ void __launch_bounds__(P::kThreads)
     fast_sum(const T* __restrict__ x, int64_t n, Out* __restrict__ y,
-             acc_t<T>* __restrict__ partials, unsigned* __restrict__ ticket) {
+             combine_t<T>* __restrict__ partials, unsigned* __restrict__ ticket) {
   using A = acc_t<T>;
+  using C = combine_t<T>;
   constexpr int kLanes = 16 / sizeof(T);
   const int64_t misalignment = reinterpret_cast<uintptr_t>(x) % 16;
   const int64_t to_boundary = (16 - misalignment) % 16 / sizeof(T);
@@ -126,12 +138,15 @@ __global__ void __launch_bounds__(P::kThreads)
     if (threadIdx.x < head) acc[0] += static_cast<A>(x[threadIdx.x]);
     if (threadIdx.x < n - tail) acc[0] += static_cast<A>(x[tail + threadIdx.x]);
   }
+  C lanes[kLanes];
+#pragma unroll
+  for (int j = 0; j < kLanes; ++j) lanes[j] = static_cast<C>(acc[j]);
 #pragma unroll
   for (int width = kLanes / 2; width > 0; width /= 2) {
 #pragma unroll
-    for (int j = 0; j < width; ++j) acc[j] += acc[j + width];
+    for (int j = 0; j < width; ++j) lanes[j] += lanes[j + width];
   }
-  const A total = block_sum<P::kThreads>(acc[0]);
+  const C total = block_sum<P::kThreads>(lanes[0]);
 
   if (gridDim.x == 1) {
     store_block_total(y, total);
@@ -144,7 +159,7 @@ __global__ void __launch_bounds__(P::kThreads)
   }
   __syncthreads();  // thread 0's acquire covers the block's reads below
   if (!is_last) return;
-  A v = 0;
+  C v = 0;
   for (unsigned b = threadIdx.x; b < gridDim.x; b += P::kThreads) v += __ldcg(partials + b);
   v = block_sum<P::kThreads>(v);
   if (threadIdx.x == 0) {

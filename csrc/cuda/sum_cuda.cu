@@ -110,7 +110,7 @@ struct FinishScratch {
 };
 
 FinishScratch finish_scratch(const at::Tensor& like, int64_t max_blocks) {
-  const int64_t partial_bytes = max_blocks * 8;  // acc_t is at most 8 bytes
+  const int64_t partial_bytes = max_blocks * 8;  // combine_t is 8 bytes
   const c10::cuda::CUDAStream stream = c10::cuda::getCurrentCUDAStream();
   auto zeroed = [&] {
     at::Tensor t = at::empty({partial_bytes + 16}, like.options().dtype(at::kByte));
@@ -140,7 +140,7 @@ FinishScratch finish_scratch(const at::Tensor& like, int64_t max_blocks) {
 
 template <typename T, typename Out>
 void fast_row(const T* x, int64_t n, Out* y, const at::Tensor& like) {
-  using A = acc_t<T>;
+  using C = combine_t<T>;
   using P = FastPolicy;
   // Resident blocks an SM, from the compiler's register count (the same on every device
   // of one architecture, which is all this caches per kernel).
@@ -158,7 +158,7 @@ void fast_row(const T* x, int64_t n, Out* y, const at::Tensor& like) {
     fast_sum<T, Out><<<1, P::kThreads, 0, stream>>>(x, n, y, nullptr, nullptr);
   } else {
     const FinishScratch scratch = finish_scratch(like, sms * 32);  // an SM holds <= 32 blocks
-    fast_sum<T, Out><<<blocks, P::kThreads, 0, stream>>>(x, n, y, static_cast<A*>(scratch.partials),
+    fast_sum<T, Out><<<blocks, P::kThreads, 0, stream>>>(x, n, y, static_cast<C*>(scratch.partials),
                                                          scratch.ticket);
   }
   C10_CUDA_KERNEL_LAUNCH_CHECK();
