@@ -7,6 +7,7 @@
 
 #include <cstdint>
 #include <cstring>
+#include <type_traits>
 
 #include "block_reduce.cuh"
 
@@ -81,17 +82,18 @@ __device__ __forceinline__ void add_lanes(A (&acc)[kLanes], const uint4& raw) {
   for (int j = 0; j < kLanes; ++j) acc[j] += static_cast<A>(lanes[j]);
 }
 
-// What fast_sum combines a thread's lanes, a block's threads and the blocks' partials in:
-// double for floating types, unsigned 64-bit for integers (as acc_t). The stream itself
-// adds in acc_t (float for float32 and 16-bit types), where each lane's chain is short
-// and its values small; the combining levels add the large values, and rounding each of
-// them to float, as torch.sum does, costs more than the stream. Over 24 random inputs a
-// size (benchmarks/accuracy.py on an H200), auto's mean float32 error against float64
-// was 1.10-1.38x torch.sum's from 2^20 to 2^28 elements with float combining, and is
-// 0.51-0.90x at every size from 2^11 to 2^28 with double combining, for one double
-// shuffle a level once per block, no measurable time.
+// What fast_sum combines a thread's lanes, a block's threads and the blocks' partials in.
+// The stream adds in acc_t (float for float32 and 16-bit types), where each lane's chain
+// is short and its values small; the combining levels add the large values, and for
+// float32, rounding each of them to float, as torch.sum does, costs more than the stream.
+// Over 24 random inputs a size (benchmarks/accuracy.py, H200), auto's mean float32 error
+// against float64 was 1.10-1.38x torch.sum's from 2^20 to 2^28 elements combining in
+// float, and 0.51-0.90x at every size from 2^11 to 2^28 combining in double, at the same
+// speed. 16-bit results gained nothing (their own rounding dominates: equal to torch.sum
+// on every input either way) and lost 0.3-0.9 us at 2^23-2^24 bfloat16 (fewer registers,
+// a fourth block an SM), so they combine in float; integers in unsigned 64-bit, as acc_t.
 template <typename T>
-using combine_t = std::conditional_t<std::is_integral_v<T>, unsigned long long, double>;
+using combine_t = std::conditional_t<std::is_same_v<T, float>, double, acc_t<T>>;
 
 // Sums x[0, n) into *y. A scalar head reaches the first 16-byte boundary, then 16-byte
 // vectors, then a scalar tail. With more than one block, each block leaves its partial

@@ -110,7 +110,7 @@ struct FinishScratch {
 };
 
 FinishScratch finish_scratch(const at::Tensor& like, int64_t max_blocks) {
-  const int64_t partial_bytes = max_blocks * 8;  // combine_t is 8 bytes
+  const int64_t partial_bytes = max_blocks * 8;  // combine_t is at most 8 bytes
   const c10::cuda::CUDAStream stream = c10::cuda::getCurrentCUDAStream();
   auto zeroed = [&] {
     at::Tensor t = at::empty({partial_bytes + 16}, like.options().dtype(at::kByte));
