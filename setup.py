@@ -9,7 +9,7 @@ isolation would fetch some other torch into a throwaway environment to build aga
 - Architectures: TORCH_CUDA_ARCH_LIST when set; else the visible GPUs' (torch's own
   choice); with no GPU visible, "9.0" (H100/H200, what the project is measured on).
 - Not py_limited_api: csrc/python.cpp binds the common call with pybind11 against
-  libtorch_python, 1-1.4 us a call cheaper than torch.ops on the GPU machine (the file
+  libtorch_python, 1-2 us a call cheaper than torch.ops on the GPU machine (the file
   says why), so a build serves the one Python it was built with.
 - WARPREDUCE_CUDA=0 forces a CPU-only build; MAX_JOBS caps parallel compile jobs (ninja).
 """

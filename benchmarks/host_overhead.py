@@ -33,11 +33,11 @@ ENTRIES = {
     "_C.sum": lambda x: _C.sum(x, None, False, "auto"),
     "torch.ops.warpreduce.sum": torch.ops.warpreduce.sum,
 }
-side = torch.cuda.Stream()
+streams = {"default stream": torch.cuda.default_stream(), "side stream": torch.cuda.Stream()}
 results = []
 for log2 in args.sizes:
     x = torch.randn(1 << log2, device="cuda")
-    for stream_name, stream in [("default stream", torch.cuda.default_stream()), ("side stream", side)]:
+    for stream_name, stream in streams.items():
         with torch.cuda.stream(stream):
             for name, fn in ENTRIES.items():
                 timer = benchmark.Timer(

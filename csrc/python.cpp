@@ -5,7 +5,7 @@
 //
 // Why: torch.ops.warpreduce.sum turns each Python argument into an IValue against the
 // schema, then unboxes them again: on the GPU machine's host a small call through it
-// cost about as much as a whole torch.sum, and 1-1.4 us more than through this binding
+// cost about as much as a whole torch.sum, and 1-2 us more than through this binding
 // (benchmarks/host_overhead.py, RESULTS.md). This binding makes the same typed
 // dispatcher call that a C++ caller would, so autograd, dispatch modes, fake tensors and
 // functionalization all still apply; warpreduce_torch.sum takes torch.ops whenever

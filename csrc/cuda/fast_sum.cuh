@@ -36,9 +36,9 @@ struct LoadNoL1 {
 // 16-byte loads a thread keep 32 KiB a block in flight before the first add. On an H200,
 // 256 or 1024 threads or 8 loads were within 1% at 2^28 and up to 20% slower at 2^16 to
 // 2^20. 2-byte types need 36 registers, so 3 blocks fit an SM, not 4; capping them at 32
-// for 4 blocks lost 0.7% at 2^28. Blocks interleave (block b reads every gridDim-th tile): one contiguous span a
-// block instead cost 2-4% at 2^28, and a grid sized by the input rather than by what
-// fits the GPU at once 10-30% from 2^24 up.
+// for 4 blocks lost 0.7% at 2^28. Blocks interleave (block b reads every gridDim-th
+// tile): one contiguous span a block instead cost 2-4% at 2^28, and a grid sized by the
+// input rather than by what fits the GPU at once 10-30% from 2^24 up.
 template <unsigned Threads, int Unroll, typename Load, typename Ticket>
 struct FastPolicyT {
   static constexpr unsigned kThreads = Threads;
@@ -51,7 +51,7 @@ struct FastPolicyT {
 // the last: its partial must be visible before its ticket (release), and the last block
 // must see every partial (acquire). One acquire-release atomic does both
 // (MEMBAR.ALL.GPU, ATOM, CCTL.IVALL on sm_90); against the threadfence form it took
-// 0.2-0.3 us off a call from 2^20 to 2^24 elements in two tuning runs on an H200.
+// 0.2-0.4 us off a call from 2^20 to 2^24 elements in two tuning runs on an H200.
 struct TicketAcqRel {
   __device__ __forceinline__ static bool is_last(unsigned* ticket, unsigned blocks) {
     cuda::atomic_ref<unsigned, cuda::thread_scope_device> t(*ticket);

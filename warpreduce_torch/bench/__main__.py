@@ -7,9 +7,10 @@
 For each dtype, size and implementation: GPU time per call (CUDA events over a loop,
 inputs rotated over 1 GiB), GB/s of input and percent of the theoretical peak, wall time
 per call (torch.utils.benchmark, host overhead included) and, for floats, the error
-against a float64 sum. The implementations take turns, in 7 interleaved rounds a size. Prints torch.utils.benchmark Compare tables, then writes the raw
-numbers (CSV), the device (JSON) and a plot (PNG) into --out. Without a GPU it compares
-the CPU kernel with torch.sum on the CPU.
+against a float64 sum; the implementations take turns, in 7 interleaved rounds a size.
+Prints torch.utils.benchmark Compare tables, then writes the raw numbers (CSV), the
+device (JSON) and a plot (PNG) into --out. Without a GPU it compares the CPU kernel with
+torch.sum on the CPU.
 """
 
 import argparse
@@ -134,7 +135,8 @@ def gpu_compare(rows):
 def throughput_table(rows, impls, device):
     lines = []
     for dtype in dict.fromkeys(r["dtype"] for r in rows):
-        peak = f"% of peak {device.peak_gbps:.0f} GB/s" if math.isfinite(device.peak_gbps) else "no peak known"
+        known = math.isfinite(device.peak_gbps)
+        peak = f"% of peak {device.peak_gbps:.0f} GB/s" if known else "no peak known"
         lines.append(f"\n{dtype}: GB/s of input ({peak})")
         lines.append("size   " + "".join(f"{name:>22}" for name in impls))
         for log2 in dict.fromkeys(r["log2_n"] for r in rows):
