@@ -32,8 +32,8 @@ DISTRIBUTIONS = {
     "uniform(0, 1)": lambda n, g: torch.rand(n, generator=g, device=DEVICE),
 }
 
-name = torch.cuda.get_device_name() if DEVICE == "cuda" else "cpu"
-print(f"{name}, torch {torch.__version__}: error / sum|x| against a float64 sum, up to "
+device_name = torch.cuda.get_device_name() if DEVICE == "cuda" else "cpu"
+print(f"{device_name}, torch {torch.__version__}: error / sum|x| against a float64 sum, up to "
       f"{3 * args.inputs} inputs a row (3 distributions x {args.inputs} seeds; float16 "
       "leaves out the inputs whose sum overflows it)\n")
 print("| dtype | size | inputs | " + " | ".join(f"{n} mean | {n} max" for n in IMPLS)
