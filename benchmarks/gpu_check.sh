@@ -1,16 +1,16 @@
 #!/usr/bin/env bash
 # Everything the GPU machine runs, in one call: build against its torch, the tests,
 # compute-sanitizer on every kernel, then the benchmarks (on a quiet GPU, last).
-#   benchmarks/gpu_check.sh [build] [test] [sanitize] [stages] [sweep] [host] [accuracy] [tune] [ncu]
-#   (default: build test sanitize stages sweep)
-# Logs and results go to $OUT (the device tool's folder) or ./gpu-logs. TUNE_FILTER limits
-# the tune step to the policies whose name contains it.
+#   benchmarks/gpu_check.sh [build] [test] [sanitize] [stages] [sweep] [dims] [host] [accuracy] [ncu]
+#   (default: build test sanitize stages sweep dims)
+# Logs and results go to $OUT (the device tool's folder) or ./gpu-logs. TESTS selects
+# the tests (pytest arguments, default: tests); DIMS_FILTER the dims step's cases.
 set -uo pipefail
 cd "$(dirname "$0")/.."
 OUT=${OUT:-gpu-logs}
 mkdir -p "$OUT"
 export PYTHONUNBUFFERED=1
-steps=${*:-build test sanitize stages sweep}
+steps=${*:-build test sanitize stages sweep dims}
 status=0
 note() { echo "=== $* ($(date +%T))"; }
 
@@ -30,7 +30,7 @@ for step in $steps; do
       ;;
     test)
       note tests
-      python3 -m pytest -q -p no:cacheprovider --maxfail=50 tests >"$OUT/test.log" 2>&1 || status=1
+      python3 -m pytest -q -p no:cacheprovider --maxfail=50 ${TESTS:-tests} >"$OUT/test.log" 2>&1 || status=1
       tail -15 "$OUT/test.log"
       ;;
     sanitize)
@@ -57,12 +57,6 @@ for step in $steps; do
       note "float accuracy"
       python3 benchmarks/accuracy.py | tee "$OUT/accuracy.md" || status=1
       ;;
-    tune)
-      note "tune fast_sum"
-      include=$(python3 -c 'import torch.utils.cpp_extension as c; print(c.include_paths()[0])')
-      nvcc -O3 -std=c++17 -arch=sm_90 -I"$include" benchmarks/tune_fast_sum.cu -o /tmp/tune_fast_sum &&
-        /tmp/tune_fast_sum ${TUNE_FILTER:-} | tee "$OUT/tune.txt" || status=1
-      ;;
     ncu)
       note "ncu, staged kernels"
       metrics=gpu__time_duration.sum,dram__throughput.avg.pct_of_peak_sustained_elapsed
@@ -77,6 +71,11 @@ for step in $steps; do
     sweep)
       note sweep
       python3 -m warpreduce_torch.bench --out "$OUT" 2>/dev/null | tee "$OUT/sweep.txt" || status=1
+      ;;
+    dims)
+      note "dim reductions"
+      python3 -m warpreduce_torch.bench --dims --dims-filter "${DIMS_FILTER:-}" --out "$OUT" 2>/dev/null |
+        tee "$OUT/dims.txt" || status=1
       ;;
     *) echo "unknown step $step"; exit 2 ;;
   esac

@@ -8,8 +8,19 @@
 namespace warpreduce {
 namespace {
 
-std::vector<std::string> kernels_op(c10::string_view device_type) {
-  return kernel_names(c10::Device(std::string(device_type)).type());
+// The kernel names for a device, all of them or those of one role ("stage", "fast",
+// "baseline"), in the order of the device's table.
+std::vector<std::string> kernels_op(c10::string_view device_type,
+                                    std::optional<c10::string_view> role) {
+  std::optional<KernelRole> wanted;
+  if (role) {
+    for (KernelRole r : {KernelRole::kStage, KernelRole::kFast, KernelRole::kBaseline}) {
+      if (role_name(r) == *role) wanted = r;
+    }
+    TORCH_CHECK_VALUE(wanted, "warpreduce.kernels: unknown role '", *role,
+                      "'; roles: stage, fast, baseline");
+  }
+  return kernel_names(c10::Device(std::string(device_type)).type(), wanted);
 }
 
 // warpreduce::sum forwards to warpreduce::_sum, which carries the kernels. _sum's last
@@ -40,7 +51,7 @@ TORCH_LIBRARY(warpreduce, m) {
       "_sum(Tensor self, int[1]? dim, bool keepdim, ScalarType? dtype, str kernel_name) -> "
       "Tensor");
   m.impl("sum", c10::DispatchKey::CompositeImplicitAutograd, TORCH_FN(sum));
-  m.def("kernels(str device_type) -> str[]", &kernels_op);
+  m.def("kernels(str device_type, str? role=None) -> str[]", &kernels_op);
   m.def("_check_args(ScalarType self_dtype, ScalarType? dtype, str device_type, str kernel) -> ()",
         &check_args_op);
 }

@@ -1,8 +1,10 @@
 #include "plan.h"
 
 #include <ATen/ops/empty.h>
+#include <ATen/ops/zeros.h>
 #include <c10/util/Exception.h>
 
+#include <algorithm>
 #include <sstream>
 
 namespace warpreduce {
@@ -37,67 +39,90 @@ void check_dtype(at::ScalarType t) {
                               "; supported: ", names.str());
 }
 
-template <size_t N>
-size_t find_kernel(const std::array<std::string_view, N>& names, std::string_view kernel,
-                   c10::DeviceType device) {
-  for (size_t i = 0; i < N; ++i) {
-    if (names[i] == kernel) return i;
+const Kernel* find_kernel(c10::ArrayRef<Kernel> kernels, std::string_view name) {
+  for (const Kernel& k : kernels) {
+    if (k.name == name) return &k;
   }
-  std::ostringstream valid;
-  for (size_t i = 0; i < N; ++i) valid << (i ? ", " : "") << names[i];
-  TORCH_CHECK_VALUE(false, "warpreduce.sum: unknown kernel '", kernel, "' for ",
-                    c10::DeviceTypeName(device, /*lower_case=*/true),
-                    " tensors; valid names: ", valid.str());
+  return nullptr;
 }
 
-// The elements of a dense tensor (contiguous, transposed, permuted) fill one block of
-// memory that starts at its data pointer; a full reduction does not care about their
-// order, so it reads that block in place.
-at::Tensor all_elements_in_one_row(const at::Tensor& x) {
-  return x.is_non_overlapping_and_dense() ? x : x.contiguous();
-}
-
-}  // namespace
-
-at::ScalarType natural_dtype(at::ScalarType t) {
-  return at::isIntegralType(t, /*includeBool=*/true) ? at::kLong : t;
-}
-
-std::vector<std::string> kernel_names(c10::DeviceType device) {
-  auto to_vector = [](const auto& names) {
-    return std::vector<std::string>(names.begin(), names.end());
-  };
+c10::ArrayRef<Kernel> kernels_of(c10::DeviceType device) {
   switch (device) {
     case c10::DeviceType::CPU:
-      return to_vector(kCpuKernels);
+      return cpu_kernels();
     case c10::DeviceType::CUDA:
-#ifdef WARPREDUCE_WITH_CUDA
-      return to_vector(kCudaKernels);
-#else
-      return {};  // built without CUDA
-#endif
+      return cuda_kernels();
     default:
       TORCH_CHECK_VALUE(false, "warpreduce.sum runs on cpu and cuda tensors, not ",
                         c10::DeviceTypeName(device, /*lower_case=*/true));
   }
 }
 
-size_t check_args(at::ScalarType self_dtype, std::optional<at::ScalarType> dtype,
-                  c10::DeviceType device, std::string_view kernel) {
+std::vector<int64_t> to_vector(c10::IntArrayRef a) { return {a.begin(), a.end()}; }
+
+// The passes that sum x over `reduced`, or false if one does not fit the geometry.
+bool plan_passes(const at::Tensor& x, const std::vector<bool>& reduced,
+                 std::vector<ReductionPass>* passes) {
+  std::vector<LayoutDim> layout = memory_layout(to_vector(x.sizes()), to_vector(x.strides()), reduced);
+  passes->clear();
+  for (;;) {
+    PassPlan plan;
+    if (!plan_pass(layout, &plan)) return false;
+    passes->push_back(plan.pass);
+    if (plan.last()) return true;
+    layout = std::move(plan.rest);
+  }
+}
+
+}  // namespace
+
+#ifndef WARPREDUCE_WITH_CUDA
+c10::ArrayRef<Kernel> cuda_kernels() { return {}; }
+#endif
+
+std::string_view role_name(KernelRole role) {
+  switch (role) {
+    case KernelRole::kStage:
+      return "stage";
+    case KernelRole::kFast:
+      return "fast";
+    case KernelRole::kBaseline:
+      return "baseline";
+  }
+  return "";
+}
+
+std::vector<std::string> kernel_names(c10::DeviceType device, std::optional<KernelRole> role) {
+  std::vector<std::string> names;
+  for (const Kernel& k : kernels_of(device)) {
+    if (!role || k.role == *role) names.emplace_back(k.name);
+  }
+  return names;
+}
+
+at::ScalarType natural_dtype(at::ScalarType t) {
+  return at::isIntegralType(t, /*includeBool=*/true) ? at::kLong : t;
+}
+
+const Kernel* check_args(at::ScalarType self_dtype, std::optional<at::ScalarType> dtype,
+                         c10::DeviceType device, std::string_view kernel) {
   check_dtype(self_dtype);
   if (dtype) check_dtype(*dtype);
-  switch (device) {
-    case c10::DeviceType::CPU:
-      return find_kernel(kCpuKernels, kernel, device);
-    case c10::DeviceType::CUDA:
-      return find_kernel(kCudaKernels, kernel, device);
-    default:
-      // Fake and meta tensors carry no kernel; any name valid somewhere passes.
-      for (std::string_view k : kCudaKernels) {
-        if (k == kernel) return 0;
-      }
-      return find_kernel(kCpuKernels, kernel, device);
+  if (device != c10::DeviceType::CPU && device != c10::DeviceType::CUDA) {
+    // Fake and meta tensors run no kernel; any name valid on some device passes.
+    if (find_kernel(cuda_kernels(), kernel)) return nullptr;
+    device = c10::DeviceType::CPU;  // for the error message below
   }
+  const c10::ArrayRef<Kernel> kernels = kernels_of(device);
+  const Kernel* found = find_kernel(kernels, kernel);
+  if (!found) {
+    std::ostringstream valid;
+    for (size_t i = 0; i < kernels.size(); ++i) valid << (i ? ", " : "") << kernels[i].name;
+    TORCH_CHECK_VALUE(false, "warpreduce.sum: unknown kernel '", kernel, "' for ",
+                      c10::DeviceTypeName(device, /*lower_case=*/true),
+                      " tensors; valid names: ", valid.str());
+  }
+  return found;
 }
 
 std::bitset<at::dim_bitset_size> reduced_dims(int64_t ndim, at::OptionalIntArrayRef dim) {
@@ -111,7 +136,7 @@ SumPlan make_plan(const at::Tensor& self, at::OptionalIntArrayRef dim, bool keep
   plan.kernel = check_args(self.scalar_type(), dtype, self.device().type(), kernel);
 
   const int64_t ndim = self.dim();
-  const auto reduced = reduced_dims(ndim, dim);
+  const auto reduced_set = reduced_dims(ndim, dim);
 
   // dtype= casts first, as torch.sum does; integers and bool read at their own width
   // already sum in int64, so asking for int64 needs no copy.
@@ -121,37 +146,101 @@ SumPlan make_plan(const at::Tensor& self, at::OptionalIntArrayRef dim, bool keep
   if (dtype && *dtype != self.scalar_type() && !widening_int) x = self.to(*dtype);
   plan.out_dtype = dtype.value_or(natural_dtype(self.scalar_type()));
 
-  std::vector<int64_t> perm;  // kept dims first, then reduced dims
-  int64_t segments = 1, length = 1;
+  std::vector<bool> reduced(ndim);
+  int64_t outputs = 1;
   for (int64_t d = 0; d < ndim; ++d) {
+    reduced[d] = reduced_set[d];
     if (reduced[d]) {
-      length *= x.size(d);
+      plan.length *= x.size(d);
       if (keepdim) plan.out_shape.push_back(1);
     } else {
-      segments *= x.size(d);
-      perm.push_back(d);
+      outputs *= x.size(d);
       plan.out_shape.push_back(x.size(d));
     }
   }
-  plan.segments = segments;
-  plan.length = length;
-  if (perm.empty()) {
-    plan.input = all_elements_in_one_row(x);
-    return plan;
+  plan.input = x;
+
+  // Sums that need no kernel. One element to add: the element itself, as a new tensor.
+  const at::TensorOptions out_options = x.options().dtype(plan.out_dtype);
+  if (outputs == 0) {
+    plan.result = at::empty(plan.out_shape, out_options);
+  } else if (plan.length == 0) {
+    plan.result = at::zeros(plan.out_shape, out_options);
+  } else if (plan.length == 1) {
+    plan.result = x.reshape(plan.out_shape)
+                      .to(out_options, /*non_blocking=*/false, /*copy=*/true,
+                          at::MemoryFormat::Contiguous);
   }
-  for (int64_t d = 0; d < ndim; ++d) {
-    if (reduced[d]) perm.push_back(d);
+  if (plan.result) return plan;
+
+  for (int d : memory_order(to_vector(x.sizes()), to_vector(x.strides()))) {
+    if (!reduced[d]) plan.kept_dims.push_back(d);
   }
-  plan.input = x.permute(perm).contiguous();
+  if (!plan_passes(x, reduced, &plan.passes)) {
+    // More dims than the geometry indexes (geometry.h): copy into kept-dims-first order,
+    // which is one kept and one reduced dim.
+    std::vector<int64_t> order(plan.kept_dims.begin(), plan.kept_dims.end());
+    for (int64_t d = 0; d < ndim; ++d) {
+      if (reduced[d] || x.size(d) == 1) order.push_back(d);
+    }
+    plan.input = x.permute(order).contiguous();
+    plan.copied = true;
+    std::vector<bool> permuted_reduced;
+    for (int64_t d : order) permuted_reduced.push_back(reduced[d]);
+    TORCH_INTERNAL_ASSERT(plan_passes(plan.input, permuted_reduced, &plan.passes));
+    for (int64_t& d : plan.kept_dims) d = std::find(order.begin(), order.end(), d) - order.begin();
+  }
   return plan;
 }
 
+int64_t SumPlan::outputs() const {
+  int64_t n = 1;
+  for (int64_t d : kept_dims) n *= input.size(d);
+  return n;
+}
+
+at::Tensor SumPlan::rows() const {
+  if (passes.size() == 1 && passes[0].packed_rows()) {
+    return input.as_strided({outputs(), length}, {length, 1});
+  }
+  std::vector<int64_t> order(kept_dims.begin(), kept_dims.end());
+  for (int d : memory_order(to_vector(input.sizes()), to_vector(input.strides()))) {
+    if (std::find(order.begin(), order.end(), d) == order.end()) order.push_back(d);
+  }
+  for (int64_t d = 0; d < input.dim(); ++d) {
+    if (input.size(d) == 1) order.push_back(d);
+  }
+  return input.permute(order).contiguous().view({outputs(), length});
+}
+
 at::Tensor SumPlan::empty_output() const {
-  return at::empty(out_shape, input.options().dtype(natural_dtype(input.scalar_type())));
+  return at::empty({outputs()}, input.options().dtype(natural_dtype(input.scalar_type())));
 }
 
 at::Tensor SumPlan::finish(const at::Tensor& output) const {
-  return output.scalar_type() == out_dtype ? output : output.to(out_dtype);
+  // The output holds the kept dims in memory order; permute them into the tensor's order.
+  at::DimVector sizes;
+  for (int64_t d : kept_dims) sizes.push_back(input.size(d));
+  std::vector<int64_t> to_tensor_order(kept_dims.size());
+  for (size_t i = 0; i < kept_dims.size(); ++i) {
+    to_tensor_order[i] = std::count_if(kept_dims.begin(), kept_dims.end(),
+                                       [&](int64_t d) { return d < kept_dims[i]; });
+  }
+  std::vector<int64_t> inverse(kept_dims.size());
+  for (size_t i = 0; i < kept_dims.size(); ++i) inverse[to_tensor_order[i]] = i;
+  const at::Tensor result = output.view(sizes).permute(inverse).reshape(out_shape);
+  if (result.is_contiguous() && result.scalar_type() == out_dtype) return result;
+  return result.to(result.options().dtype(out_dtype), /*non_blocking=*/false, /*copy=*/false,
+                   at::MemoryFormat::Contiguous);
+}
+
+at::Tensor run_sum(const at::Tensor& self, at::OptionalIntArrayRef dim, bool keepdim,
+                   std::optional<at::ScalarType> dtype, std::string_view kernel) {
+  const SumPlan plan = make_plan(self, dim, keepdim, dtype, kernel);
+  if (plan.result) return *plan.result;
+  at::Tensor out = plan.empty_output();
+  plan.kernel->launch(plan, out);
+  return plan.finish(out);
 }
 
 }  // namespace warpreduce

@@ -1,33 +1,47 @@
 // The device-independent half of warpreduce::sum: argument checks, torch.sum's shape and
-// dtype rules, and the [segments, length] view that every kernel reduces row by row.
+// dtype rules, the reduction geometry of the call (geometry.h), and the kernel registry.
 #pragma once
 
 #include <ATen/Dispatch.h>
 #include <ATen/core/DimVector.h>
 #include <ATen/core/Tensor.h>
-#include <c10/core/DeviceType.h>
-
 #include <ATen/WrapDimUtilsMulti.h>
+#include <c10/core/DeviceType.h>
+#include <c10/util/ArrayRef.h>
 
-#include <array>
 #include <bitset>
 #include <optional>
 #include <string>
 #include <string_view>
 #include <vector>
 
+#include "geometry.h"
+
 namespace warpreduce {
 
-// The names kernel= accepts, per device type, in stage order. This is the only list:
-// the checks, the op warpreduce::kernels and the CUDA launch table all follow it.
-inline constexpr std::array<std::string_view, 1> kCpuKernels = {"auto"};
-inline constexpr std::array<std::string_view, 10> kCudaKernels = {
-    "interleaved_divergent", "interleaved_bank_conflicts", "sequential_addressing",
-    "first_add_during_load", "unroll_last_warp",           "complete_unroll",
-    "multiple_elements",     "warp_shuffle",               "auto",
-    "cub"};
+struct SumPlan;
 
-std::vector<std::string> kernel_names(c10::DeviceType device);
+// A kernel family as kernel= names it. Each device's file defines its table of kernels
+// with their launchers (cpu/sum_cpu.cpp, cuda/sum_cuda.cu): the checks, the op
+// warpreduce::kernels and through it the tests and benchmarks all read those tables.
+enum class KernelRole {
+  kStage,  // one of the staged kernels, in stage order
+  kFast,  // the default path
+  kBaseline,  // another library's reduction, for comparison
+};
+// Sums plan.input into `out`: plan.outputs() elements of the natural dtype, in the kept
+// dims' memory order (SumPlan::finish puts them in place). Current device and stream.
+using Launcher = void (*)(const SumPlan& plan, at::Tensor& out);
+struct Kernel {
+  std::string_view name;
+  KernelRole role;
+  Launcher launch;
+};
+c10::ArrayRef<Kernel> cpu_kernels();
+c10::ArrayRef<Kernel> cuda_kernels();  // empty in a build without CUDA
+
+std::string_view role_name(KernelRole role);
+std::vector<std::string> kernel_names(c10::DeviceType device, std::optional<KernelRole> role);
 
 // The C++ signature of warpreduce::sum and warpreduce::_sum (ops.cpp).
 using SumSignature = at::Tensor(const at::Tensor&, at::OptionalIntArrayRef, bool,
@@ -35,9 +49,9 @@ using SumSignature = at::Tensor(const at::Tensor&, at::OptionalIntArrayRef, bool
 
 // Raises torch's error types for input torch.sum would accept but this op does not:
 // NotImplementedError for a dtype outside the supported list, ValueError for an unknown
-// kernel name. Returns the kernel's index in the device's list. The fake (meta) kernel
-// calls this too, through the op warpreduce::_check_args.
-size_t check_args(
+// kernel name. Returns the kernel (nullptr for meta and fake tensors, which run none).
+// The fake kernel calls this too, through the op warpreduce::_check_args.
+const Kernel* check_args(
     at::ScalarType self_dtype,
     std::optional<at::ScalarType> dtype,
     c10::DeviceType device,
@@ -48,19 +62,38 @@ size_t check_args(
   AT_DISPATCH_ALL_TYPES_AND3(at::kHalf, at::kBFloat16, at::kBool, TYPE, NAME, __VA_ARGS__)
 
 struct SumPlan {
-  // The elements to reduce: `segments` rows of `length` elements, one row after the
-  // other from input's data pointer, in the dtype the kernels read. Row i is output
-  // element i (row-major).
+  const Kernel* kernel = nullptr;
+  // What the kernels read: the input after dtype= (a copy only when the layout does not
+  // fit the geometry, see below).
   at::Tensor input;
-  int64_t segments = 1;
-  int64_t length = 0;
+  // The passes that sum it (geometry.h): pass k + 1 reads pass k's outputs, a contiguous
+  // scratch tensor of passes[k].outputs() elements. Empty when no kernel is needed.
+  std::vector<ReductionPass> passes;
+  // Set instead of passes when the sum needs no kernel: nothing to write (an empty
+  // result), nothing to add (a size-0 reduced dim: zeros), or one element to add (every
+  // reduced dim of size 1: a copy).
+  std::optional<at::Tensor> result;
+
   at::DimVector out_shape;  // torch.sum's result shape
   at::ScalarType out_dtype;  // torch.sum's result dtype
-  size_t kernel;  // index into the device's kernel list
+  // The kept dims (size > 1) in memory order: the order in which the kernels write.
+  at::DimVector kept_dims;
+  int64_t length = 1;  // elements each output sums
+  // The input was copied into kept-dims-first order: its layout needs more dims than the
+  // geometry indexes (kMaxOuterDims).
+  bool copied = false;
 
-  // What the kernels write into: out_shape, in the natural dtype of the input (int64
-  // for integers and bool, else the dtype itself). finish() casts it to out_dtype.
+  int64_t outputs() const;
+  // The elements as contiguous rows, [outputs(), length], row i for output i: what the
+  // staged kernels and CUB read. A view when the geometry is one pass of packed rows
+  // (x.sum(-1), a full sum of a dense tensor), else a copy in that order.
+  at::Tensor rows() const;
+  // What the kernels write into: outputs() elements of the natural dtype of the input
+  // (int64 for integers and bool, else the dtype itself).
   at::Tensor empty_output() const;
+  // The kernels' output as torch.sum's result: the kept dims put back in their order
+  // (a copy of the output only when memory order differs, e.g. permuted inputs), the
+  // shape and the dtype.
   at::Tensor finish(const at::Tensor& output) const;
 };
 
@@ -68,14 +101,17 @@ struct SumPlan {
 // what torch.sum raises for a bad dim (IndexError out of range, RuntimeError repeated).
 std::bitset<at::dim_bitset_size> reduced_dims(int64_t ndim, at::OptionalIntArrayRef dim);
 
-// torch.sum(self, dim, keepdim, dtype=dtype) as a plan; raises what torch.sum raises for
-// a bad dim (IndexError out of range, RuntimeError when repeated).
+// torch.sum(self, dim, keepdim, dtype=dtype) as a plan.
 SumPlan make_plan(
     const at::Tensor& self,
     at::OptionalIntArrayRef dim,
     bool keepdim,
     std::optional<at::ScalarType> dtype,
     std::string_view kernel);
+
+// check_args, then the plan, then the kernel: the whole op for one device.
+at::Tensor run_sum(const at::Tensor& self, at::OptionalIntArrayRef dim, bool keepdim,
+                   std::optional<at::ScalarType> dtype, std::string_view kernel);
 
 // int64 for integers and bool, else the dtype itself: what a kernel writes.
 at::ScalarType natural_dtype(at::ScalarType t);

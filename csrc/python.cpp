@@ -32,6 +32,32 @@ at::Tensor sum_binding(const at::Tensor& self, std::optional<std::vector<int64_t
   END_HANDLE_TH_ERRORS_PYBIND
 }
 
+// How warpreduce.sum(x, dim) would run: the plan's passes (geometry.h) as dicts, for
+// the tests and the benchmarks. Runs no kernel.
+pybind11::dict describe_plan(const at::Tensor& x, std::optional<std::vector<int64_t>> dim) {
+  const SumPlan plan = make_plan(x, dim ? at::OptionalIntArrayRef(*dim) : std::nullopt,
+                                 /*keepdim=*/false, std::nullopt, "auto");
+  pybind11::list passes;
+  for (const ReductionPass& p : plan.passes) {
+    pybind11::list outer;
+    for (int d = 0; d < p.outer.ndim; ++d) outer.append(pybind11::make_tuple(p.outer.sizes[d], p.outer.strides[d]));
+    pybind11::dict pass;
+    pass["kind"] = p.is_rows() ? "rows" : "columns";
+    pass["outer"] = outer;
+    pass["length"] = p.length;
+    pass["reduced_stride"] = p.reduced_stride;
+    pass["inner"] = p.inner;
+    pass["inner_stride"] = p.inner_stride;
+    pass["packed_rows"] = p.packed_rows();
+    passes.append(pass);
+  }
+  pybind11::dict out;
+  out["passes"] = passes;
+  out["copied"] = plan.copied;
+  out["needs_kernel"] = !plan.result.has_value();
+  return out;
+}
+
 }  // namespace
 }  // namespace warpreduce
 
@@ -40,4 +66,6 @@ PYBIND11_MODULE(_C, m) {
         pybind11::arg("keepdim"), pybind11::arg("kernel"),
         "warpreduce::sum(input, dim, keepdim, kernel=kernel) with the default dtype; "
         "dim is None or a sequence of ints.");
+  m.def("plan", &warpreduce::describe_plan, pybind11::arg("input"), pybind11::arg("dim") = pybind11::none(),
+        "How warpreduce.sum(input, dim) runs: its passes over the reduction geometry.");
 }

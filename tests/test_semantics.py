@@ -176,6 +176,9 @@ def test_kernels_lists_names_in_stage_order():
     assert wr.kernels(torch.device("cpu")) == ["auto"]
     cuda = wr.kernels("cuda")
     if cuda:  # empty when built without nvcc
+        assert wr.kernels("cuda", "stage") == cuda[:8]
+        assert wr.kernels("cuda", "fast") == ["auto"]
+        assert wr.kernels("cuda", "baseline") == ["cub"]
         assert cuda == [
             "interleaved_divergent",
             "interleaved_bank_conflicts",
@@ -190,6 +193,8 @@ def test_kernels_lists_names_in_stage_order():
         ]
     with pytest.raises(ValueError, match="cpu and cuda"):
         wr.kernels("mps")
+    with pytest.raises(ValueError, match="roles: stage, fast, baseline"):
+        wr.kernels("cuda", "fastest")
 
 
 @pytest.mark.parametrize("device", DEVICES)

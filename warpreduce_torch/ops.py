@@ -30,10 +30,11 @@ def sum(input, dim=None, keepdim=False, *, dtype=None, kernel="auto"):  # noqa: 
     return _sum(input, dim, keepdim, dtype=dtype, kernel=kernel)
 
 
-def kernels(device="cuda"):
+def kernels(device="cuda", role=None):
     """The names `kernel=` accepts for tensors on `device` ("cpu", "cuda", or a
-    torch.device), in stage order."""
-    return torch.ops.warpreduce.kernels(torch.device(device).type)
+    torch.device), in stage order; with `role`, only those of one role: "stage" (the
+    staged kernels), "fast" (auto) or "baseline" (cub)."""
+    return torch.ops.warpreduce.kernels(torch.device(device).type, role)
 
 
 # warpreduce::sum forwards to warpreduce::_sum (csrc/ops.cpp says why), which holds the

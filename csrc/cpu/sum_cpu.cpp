@@ -15,11 +15,11 @@ namespace {
 constexpr int64_t kChunk = 1 << 15;  // elements a task sums (128 KiB of float32)
 
 template <typename T>
-void sum_rows(const SumPlan& plan, at::Tensor& out) {
+void sum_rows(const at::Tensor& rows, at::Tensor& out) {
   using A = acc_t<T>;
-  const int64_t segments = plan.segments, length = plan.length;
+  const int64_t segments = rows.size(0), length = rows.size(1);
   const int64_t chunks = std::max<int64_t>(1, (length + kChunk - 1) / kChunk);
-  const T* x = plan.input.const_data_ptr<T>();
+  const T* x = rows.const_data_ptr<T>();
   out_t<T>* y = out.mutable_data_ptr<out_t<T>>();
 
   std::vector<A> partial(segments * chunks);
@@ -38,16 +38,24 @@ void sum_rows(const SumPlan& plan, at::Tensor& out) {
   });
 }
 
+void launch_pairwise(const SumPlan& plan, at::Tensor& out) {
+  const at::Tensor rows = plan.rows();
+  WARPREDUCE_DISPATCH(rows.scalar_type(), "warpreduce_sum_cpu", [&] { sum_rows<scalar_t>(rows, out); });
+}
+
+// The CPU kernels kernel= names: the only list of them.
+constexpr Kernel kCpuKernels[] = {
+    {"auto", KernelRole::kFast, launch_pairwise},
+};
+
 at::Tensor sum_cpu(const at::Tensor& self, at::OptionalIntArrayRef dim, bool keepdim,
                    std::optional<at::ScalarType> dtype, c10::string_view kernel) {
-  const SumPlan plan = make_plan(self, dim, keepdim, dtype, kernel);
-  at::Tensor out = plan.empty_output();
-  WARPREDUCE_DISPATCH(plan.input.scalar_type(), "warpreduce_sum_cpu",
-                      [&] { sum_rows<scalar_t>(plan, out); });
-  return plan.finish(out);
+  return run_sum(self, dim, keepdim, dtype, kernel);
 }
 
 }  // namespace
+
+c10::ArrayRef<Kernel> cpu_kernels() { return kCpuKernels; }
 
 TORCH_LIBRARY_IMPL(warpreduce, CPU, m) { m.impl("_sum", &sum_cpu); }
 

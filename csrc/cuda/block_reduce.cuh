@@ -1,13 +1,9 @@
-// Building blocks shared by the staged kernels and the fast path. No ATen here: raw
-// pointers, sizes and the accumulator types of sum_traits.h.
-//
-// Every kernel of this project reduces `segments` rows of n elements, one after the
-// other in memory. A launch gives each row `parts` blocks (blocks_per_segment); block b
-// works on row b / parts and writes its partial sum to y[b], so the partial sums form a
-// new [segments, parts] input for the next launch, until parts == 1.
+// Building blocks shared by the staged kernels, the row and the column kernels. No ATen
+// here: raw pointers, sizes and the accumulator types of sum_traits.h.
 #pragma once
 
 #include <cstdint>
+#include <cstring>
 
 #include "../sum_traits.h"
 
@@ -15,6 +11,10 @@ namespace warpreduce {
 
 constexpr unsigned kFullMask = 0xffffffffu;
 
+// The staged kernels reduce `segments` rows of n elements, one after the other in
+// memory. A launch gives each row `parts` blocks; block b works on row b / parts and
+// writes its partial sum to y[b], so the partial sums form a new [segments, parts] input
+// for the next launch, until parts == 1.
 struct BlockInSegment {
   int64_t segment;  // which row
   int64_t part;  // which of the row's blocks
@@ -89,11 +89,79 @@ __device__ __forceinline__ A tree_unrolled(A* s, unsigned tid) {
   return tid < 32 ? last_warp_unrolled(s, tid) : A(0);
 }
 
+// A contiguous span x[0, n) split at 16-byte boundaries: `head` scalars up to the first
+// boundary, `vectors` aligned 16-byte vectors, then the scalars from `tail` to n. Any
+// alignment and length works; only the body is read 16 bytes at a time.
+template <typename T>
+struct VectorSpan {
+  static constexpr int kLanes = 16 / sizeof(T);  // elements a vector holds
+  const T* x;
+  int64_t n, head, vectors, tail;
+
+  __device__ __forceinline__ VectorSpan(const T* x_, int64_t n_) : x(x_), n(n_) {
+    const int64_t misalignment = reinterpret_cast<uintptr_t>(x) % 16;
+    const int64_t to_boundary = (16 - misalignment) % 16 / sizeof(T);
+    head = n < to_boundary ? n : to_boundary;
+    vectors = (n - head) / kLanes;
+    tail = head + vectors * kLanes;
+  }
+  __device__ __forceinline__ const uint4* body() const {
+    return reinterpret_cast<const uint4*>(x + head);
+  }
+  // The k-th scalar of the head plus the k-th of the tail (zero where there is none):
+  // k = 0 .. kLanes - 1 covers everything outside the body.
+  template <typename A>
+  __device__ __forceinline__ A edges(int64_t k) const {
+    A v = 0;
+    if (k < head) v += static_cast<A>(x[k]);
+    if (k < n - tail) v += static_cast<A>(x[tail + k]);
+    return v;
+  }
+};
+
+// Adds the lanes of one 16-byte vector into per-lane accumulators: 4 floats, 8 halves
+// or bfloat16s, 4 int32s, 16 int8s. Keeping a sum per lane shortens each serial chain
+// (better float error) and leaves the adds independent.
+template <typename T, typename A, int kLanes = 16 / sizeof(T)>
+__device__ __forceinline__ void add_lanes(A (&acc)[kLanes], const uint4& raw) {
+  T lanes[kLanes];
+  memcpy(lanes, &raw, sizeof(raw));
+#pragma unroll
+  for (int j = 0; j < kLanes; ++j) acc[j] += static_cast<A>(lanes[j]);
+}
+
+// The lanes of add_lanes summed pairwise into one value of type C.
+template <typename C, typename A, int kLanes>
+__device__ __forceinline__ C sum_lanes(const A (&acc)[kLanes]) {
+  C lanes[kLanes];
+#pragma unroll
+  for (int j = 0; j < kLanes; ++j) lanes[j] = static_cast<C>(acc[j]);
+#pragma unroll
+  for (int width = kLanes / 2; width > 0; width /= 2) {
+#pragma unroll
+    for (int j = 0; j < width; ++j) lanes[j] += lanes[j + width];
+  }
+  return lanes[0];
+}
+
 // Sum over a warp in registers; lane 0 gets it.
 template <typename A>
 __device__ __forceinline__ A warp_sum(A v) {
 #pragma unroll
   for (int offset = 16; offset > 0; offset >>= 1) v += __shfl_down_sync(kFullMask, v, offset);
+  return v;
+}
+
+// Sum over each aligned group of `group` lanes (a power of two up to 32) in registers;
+// the group's first lane gets it. Only the group's own lanes take part, so groups of one
+// warp may run different numbers of iterations around it.
+template <typename A>
+__device__ __forceinline__ A group_sum(A v, unsigned group) {
+  const unsigned lane = threadIdx.x % 32;
+  const unsigned mask = group == 32 ? kFullMask : ((1u << group) - 1) << (lane & ~(group - 1));
+  for (unsigned offset = group / 2; offset > 0; offset >>= 1) {
+    v += __shfl_down_sync(mask, v, offset, group);
+  }
   return v;
 }
 

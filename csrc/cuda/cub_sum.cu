@@ -32,22 +32,23 @@ struct RowStart {
 };
 
 template <typename T>
-void cub_sum(const SumPlan& plan, at::Tensor& out) {
+void cub_sum(const at::Tensor& rows, at::Tensor& out) {
   using A = acc_t<T>;
+  const int64_t segments = rows.size(0), length = rows.size(1);
   // CUB reads T and adds in A (float for half, 64-bit for integers), like the other kernels.
-  auto in = thrust::make_transform_iterator(plan.input.const_data_ptr<T>(), CastTo<A>{});
+  auto in = thrust::make_transform_iterator(rows.const_data_ptr<T>(), CastTo<A>{});
   out_t<T>* y = out.mutable_data_ptr<out_t<T>>();
   const auto starts =
-      thrust::make_transform_iterator(thrust::counting_iterator<int64_t>(0), RowStart{plan.length});
-  TORCH_CHECK(plan.segments <= std::numeric_limits<int>::max(),
+      thrust::make_transform_iterator(thrust::counting_iterator<int64_t>(0), RowStart{length});
+  TORCH_CHECK(segments <= std::numeric_limits<int>::max(),
               "warpreduce.sum: kernel='cub' takes at most 2^31-1 rows");
   const cudaStream_t stream = c10::cuda::getCurrentCUDAStream();
   auto reduce = [&](void* temp, size_t& bytes) {
-    if (plan.segments == 1) {
-      return cub::DeviceReduce::Reduce(temp, bytes, in, y, plan.length, ::cuda::std::plus<A>{},
+    if (segments == 1) {
+      return cub::DeviceReduce::Reduce(temp, bytes, in, y, length, ::cuda::std::plus<A>{},
                                        A(0), stream);
     }
-    return cub::DeviceSegmentedReduce::Reduce(temp, bytes, in, y, static_cast<int>(plan.segments),
+    return cub::DeviceSegmentedReduce::Reduce(temp, bytes, in, y, static_cast<int>(segments),
                                               starts, starts + 1, ::cuda::std::plus<A>{}, A(0),
                                               stream);
   };
@@ -59,9 +60,10 @@ void cub_sum(const SumPlan& plan, at::Tensor& out) {
 
 }  // namespace
 
-void cub_rows(const SumPlan& plan, at::Tensor& out) {
-  WARPREDUCE_DISPATCH(plan.input.scalar_type(), "warpreduce_sum_cub",
-                      [&] { cub_sum<scalar_t>(plan, out); });
+// CUB reads rows (SumPlan::rows): DeviceReduce for one, DeviceSegmentedReduce for more.
+void launch_cub(const SumPlan& plan, at::Tensor& out) {
+  const at::Tensor rows = plan.rows();
+  WARPREDUCE_DISPATCH(rows.scalar_type(), "warpreduce_sum_cub", [&] { cub_sum<scalar_t>(rows, out); });
 }
 
 }  // namespace warpreduce

@@ -1,4 +1,5 @@
-// What the CUDA launch files share: the signature of a kernel family's launcher.
+// What the CUDA files share besides the kernels: the launchers defined outside
+// sum_cuda.cu, which holds the table of CUDA kernels.
 #pragma once
 
 #include <ATen/core/Tensor.h>
@@ -7,9 +8,6 @@
 
 namespace warpreduce {
 
-// Reduces plan's rows into out (empty_output()), on the current stream and device.
-using LaunchRows = void (*)(const SumPlan& plan, at::Tensor& out);
-
-void cub_rows(const SumPlan& plan, at::Tensor& out);  // cub_sum.cu
+void launch_cub(const SumPlan& plan, at::Tensor& out);  // cub_sum.cu
 
 }  // namespace warpreduce

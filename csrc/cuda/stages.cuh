@@ -1,7 +1,10 @@
 // The staged reduction kernels: the classic optimisation sequence (Harris, "Optimizing
-// Parallel Reduction in CUDA"; ../shared/seeds), one idea per stage. Each kernel reduces
-// part of one row and writes one partial sum per block (see block_reduce.cuh); any
-// length works, any input dtype T, accumulating in acc_t<T> and writing Out.
+// Parallel Reduction in CUDA"), one idea per stage. They are for learning, so they keep
+// its picture: contiguous rows. Each kernel reduces part of one row and writes one
+// partial sum per block (see block_reduce.cuh); any length works, any input dtype T,
+// accumulating in acc_t<T> and writing Out. A reduction whose geometry is not one pass
+// of packed rows (geometry.h: columns, sliced or expanded inputs) reaches them as a copy
+// in row order (SumPlan::rows).
 //
 // Every stage runs kStageThreads threads a block, so the benchmark compares ideas, not
 // block sizes. Each stage struct says how many elements a thread reads before the tree

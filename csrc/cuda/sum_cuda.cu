@@ -1,7 +1,8 @@
-// CUDA body of warpreduce::sum: the ATen glue around the kernels of stages.cuh and
-// fast_sum.cuh. Checks and shapes come from plan.h; here are the device guard, the
-// current stream, the dtype dispatch, the grid sizes and the scratch memory, which all
-// comes from PyTorch's caching allocator.
+// CUDA body of warpreduce::sum: the ATen glue around the kernels of stages.cuh, rows.cuh
+// and columns.cuh, and the table of CUDA kernels. Checks, shapes and the reduction
+// geometry come from plan.h; here are the device guard, the current stream, the dtype
+// dispatch, the launch shapes and the scratch memory, which all comes from PyTorch's
+// caching allocator.
 #include <ATen/ops/empty.h>
 #include <c10/cuda/CUDAException.h>
 #include <c10/cuda/CUDAGuard.h>
@@ -9,29 +10,127 @@
 #include <torch/library.h>
 
 #include <algorithm>
-#include <atomic>
 #include <limits>
-#include <map>
+#include <list>
 #include <mutex>
 
-#include "fast_sum.cuh"
+#include "columns.cuh"
 #include "launch.h"
+#include "rows.cuh"
 #include "stages.cuh"
 
 namespace warpreduce {
 namespace {
 
-// The current device's multiprocessor count, read once per device.
-int64_t sm_count() {
-  static std::array<std::atomic<int>, 256> counts{};  // 0: not read yet
+// What a device can run at once, read once per device.
+struct DeviceLimits {
+  int64_t sms;
+  int64_t threads_per_sm;
+};
+
+const DeviceLimits& device_limits() {
+  static std::mutex mutex;
+  static std::vector<DeviceLimits> limits;  // by device index; sms == 0: not read yet
   const c10::DeviceIndex device = c10::cuda::current_device();
-  int count = counts[device].load(std::memory_order_relaxed);
-  if (count == 0) {
-    C10_CUDA_CHECK(cudaDeviceGetAttribute(&count, cudaDevAttrMultiProcessorCount, device));
-    counts[device].store(count, std::memory_order_relaxed);
+  const std::lock_guard<std::mutex> lock(mutex);
+  if (static_cast<size_t>(device) >= limits.size()) limits.resize(device + 1, {0, 0});
+  DeviceLimits& l = limits[device];
+  if (l.sms == 0) {
+    int sms = 0, threads = 0;
+    C10_CUDA_CHECK(cudaDeviceGetAttribute(&sms, cudaDevAttrMultiProcessorCount, device));
+    C10_CUDA_CHECK(cudaDeviceGetAttribute(&threads, cudaDevAttrMaxThreadsPerMultiProcessor, device));
+    l = {sms, threads};
   }
-  return count;
+  return l;
 }
+
+// Blocks of `kernel` (with `threads` threads and `shared` bytes of dynamic shared
+// memory) that fit on the whole GPU at once. The per-SM count depends on the compiled
+// kernel, the same on every device of one architecture, so it is read once per kernel.
+template <auto kernel>
+int64_t resident_blocks(unsigned threads, size_t shared = 0) {
+  static const int64_t per_sm = [&] {
+    int blocks = 0;
+    C10_CUDA_CHECK(cudaOccupancyMaxActiveBlocksPerMultiprocessor(&blocks, kernel, threads, shared));
+    return std::max(blocks, 1);
+  }();
+  return per_sm * device_limits().sms;
+}
+
+int64_t ceil_div(int64_t a, int64_t b) { return (a + b - 1) / b; }
+int64_t pow2_ceil(int64_t v) {
+  int64_t p = 1;
+  while (p < v) p *= 2;
+  return p;
+}
+int64_t pow2_floor(int64_t v) {
+  int64_t p = 1;
+  while (p * 2 <= v) p *= 2;
+  return p;
+}
+
+// ---------------------------------------------------------------------------------------
+// Scratch for the split kernels' finish (rows_split, columns): a ticket per row or tile
+// that the blocks of a split count on, then rows_split's partial sums. Launches on one
+// stream run in order and each leaves its tickets at 0, so a stream keeps its scratch and
+// no call pays for a memset (one more launch). The most recently used streams keep theirs
+// (kKeptStreams): memory stays bounded however many streams come and go, and a stream
+// that comes back gets a zeroed one. A stream being captured into a CUDA graph gets a
+// fresh scratch zeroed inside the graph instead, since the graph may be replayed on
+// another stream.
+struct SplitScratch {
+  at::Tensor memory;  // keeps it alive until the launch is queued
+  unsigned* tickets;
+  void* partials;
+};
+
+constexpr size_t kKeptStreams = 64;
+
+// At most this many tickets and 8-byte row partials a launch uses (sum_cuda's launch
+// shapes keep to it: a split has at most a few blocks an SM).
+int64_t max_split_blocks() { return device_limits().sms * 32; }
+
+SplitScratch split_scratch(const at::Tensor& like) {
+  const int64_t tickets = max_split_blocks();
+  const int64_t bytes = tickets * 4 + 2 * tickets * 8;  // tickets, then 8-byte partials
+  const c10::cuda::CUDAStream stream = c10::cuda::getCurrentCUDAStream();
+  auto zeroed = [&] {
+    at::Tensor t = at::empty({bytes}, like.options().dtype(at::kByte));
+    C10_CUDA_CHECK(cudaMemsetAsync(t.data_ptr(), 0, t.numel(), stream));
+    return t;
+  };
+  // The legacy default stream (nullptr) can never be captured, so most eager calls skip
+  // asking the driver.
+  cudaStreamCaptureStatus capture = cudaStreamCaptureStatusNone;
+  if (stream.stream() != nullptr) C10_CUDA_CHECK(cudaStreamIsCapturing(stream, &capture));
+  at::Tensor memory;
+  if (capture != cudaStreamCaptureStatusNone) {
+    memory = zeroed();
+  } else {
+    using Key = std::pair<c10::DeviceIndex, cudaStream_t>;
+    static std::mutex mutex;
+    // Most recently used first. Never destroyed, on purpose: freeing CUDA memory from a
+    // static destructor at exit can outlive the allocator.
+    static auto* kept = new std::list<std::pair<Key, at::Tensor>>;
+    const Key key{stream.device_index(), stream.stream()};
+    const std::lock_guard<std::mutex> lock(mutex);
+    auto it = std::find_if(kept->begin(), kept->end(), [&](const auto& e) { return e.first == key; });
+    if (it != kept->end()) {
+      kept->splice(kept->begin(), *kept, it);
+    } else {
+      // The memory of an evicted stream goes back to the caching allocator, which hands
+      // it out again only in order on that same stream: safe with launches in flight.
+      if (kept->size() >= kKeptStreams) kept->pop_back();
+      kept->emplace_front(key, zeroed());
+    }
+    memory = kept->front().second;
+  }
+  char* base = static_cast<char*>(memory.data_ptr());
+  return {memory, reinterpret_cast<unsigned*>(base), base + tickets * 4};
+}
+
+// ---------------------------------------------------------------------------------------
+// The staged kernels: rows, one launch per level of partial sums.
 
 // Partial sums of type A live in tensors of the same width (unsigned sums in int64).
 template <typename A>
@@ -41,32 +140,30 @@ constexpr at::ScalarType storage_dtype() {
   } else if constexpr (std::is_same_v<A, double>) {
     return at::kDouble;
   } else {
-    static_assert(std::is_same_v<A, unsigned long long>);
+    static_assert(std::is_same_v<A, unsigned long long> || std::is_same_v<A, int64_t>);
     return at::kLong;
   }
 }
 
-// ---------------------------------------------------------------------------------------
-// The staged kernels.
-
 // Blocks per row for one launch of a stage: as many as cover the row at items_per_thread
-// elements a thread; for the grid-stride stages, as many as fill the GPU (2048 threads an
-// SM), but not so many that a thread gets fewer than 16 elements.
+// elements a thread; for the grid-stride stages, as many as fill the GPU, but not so
+// many that a thread gets fewer than 16 elements.
 template <typename Stage>
 int64_t parts_for(int64_t n, int64_t segments) {
   constexpr int64_t kGridStrideMinItems = 16;
   constexpr int64_t per_thread = Stage::items_per_thread ? Stage::items_per_thread : kGridStrideMinItems;
-  int64_t parts = std::max<int64_t>(1, (n + kStageThreads * per_thread - 1) / (kStageThreads * per_thread));
+  int64_t parts = std::max<int64_t>(1, ceil_div(n, kStageThreads * per_thread));
   if constexpr (Stage::items_per_thread == 0) {
-    const int64_t resident_blocks = sm_count() * 2048 / kStageThreads;
-    parts = std::min(parts, std::max<int64_t>(1, resident_blocks / segments));
+    const DeviceLimits& limits = device_limits();
+    const int64_t resident = limits.sms * limits.threads_per_sm / kStageThreads;
+    parts = std::min(parts, std::max<int64_t>(1, resident / segments));
   }
   return parts;
 }
 
-// Kernel decomposition, as in the seeds: a launch leaves [segments, parts] partial sums
-// (in acc_t<T>) that the next launch reduces, until one block covers a row. No atomics,
-// so every run gives the same bits.
+// Kernel decomposition (Harris): a launch leaves [segments, parts] partial sums (in
+// acc_t<T>) that the next launch reduces, until one block covers a row. No atomics, so
+// every run gives the same bits.
 template <typename Stage, typename T, typename Out>
 void run_stage(const T* x, Out* y, int64_t segments, int64_t n, const at::TensorOptions& options) {
   using A = acc_t<T>;
@@ -87,115 +184,206 @@ void run_stage(const T* x, Out* y, int64_t segments, int64_t n, const at::Tensor
   run_stage<Stage, A, Out>(p, y, segments, parts, options);
 }
 
+// The staged kernels read the plan's rows (SumPlan::rows: in place for x.sum(-1) and
+// full sums of dense tensors, else a copy into that order).
 template <typename Stage>
-void stage_rows(const SumPlan& plan, at::Tensor& out) {
-  WARPREDUCE_DISPATCH(plan.input.scalar_type(), "warpreduce_sum_cuda", [&] {
-    run_stage<Stage>(plan.input.const_data_ptr<scalar_t>(), out.mutable_data_ptr<out_t<scalar_t>>(),
-                     plan.segments, plan.length, out.options());
+void launch_stage(const SumPlan& plan, at::Tensor& out) {
+  const at::Tensor rows = plan.rows();
+  WARPREDUCE_DISPATCH(rows.scalar_type(), "warpreduce_sum_stage", [&] {
+    run_stage<Stage>(rows.const_data_ptr<scalar_t>(), out.mutable_data_ptr<out_t<scalar_t>>(),
+                     rows.size(0), rows.size(1), out.options());
   });
 }
 
 // ---------------------------------------------------------------------------------------
-// The fast path.
+// The fast path: each pass of the plan's geometry by the kernel its shape calls for.
 
-// Scratch for fast_sum's last-block finish: block partials, then the ticket. Launches on
-// one stream run in order and each leaves the ticket at 0, so a stream keeps one scratch
-// for good and no call pays for a memset (one more launch per call). A stream being
-// captured into a CUDA graph gets a fresh scratch zeroed inside the graph instead, since
-// the graph may be replayed on another stream.
-struct FinishScratch {
-  at::Tensor memory;
-  void* partials;
-  unsigned* ticket;
-};
+// Rows are tiled through shared memory up to this length.
+constexpr int64_t kTiledMaxRowBytes = 1024;
+// A thread of a split should read at least this many 16-byte vectors.
+constexpr int64_t kSplitMinVectorsPerThread = SplitPolicy::kUnroll;
+// A column thread should sum at least this many rows before its block splits further.
+constexpr int64_t kColumnMinRowsPerThread = 8;
+// The last block of a column split reads at most this many partials a thread.
+constexpr int64_t kColumnMaxFinishLoads = 32;
 
-FinishScratch finish_scratch(const at::Tensor& like, int64_t max_blocks) {
-  const int64_t partial_bytes = max_blocks * 8;  // combine_t is at most 8 bytes
-  const c10::cuda::CUDAStream stream = c10::cuda::getCurrentCUDAStream();
-  auto zeroed = [&] {
-    at::Tensor t = at::empty({partial_bytes + 16}, like.options().dtype(at::kByte));
-    C10_CUDA_CHECK(cudaMemsetAsync(t.data_ptr(), 0, t.numel(), stream));
-    return t;
-  };
-  // The legacy default stream (nullptr) can never be captured, so most eager calls skip
-  // asking the driver.
-  cudaStreamCaptureStatus capture = cudaStreamCaptureStatusNone;
-  if (stream.stream() != nullptr) C10_CUDA_CHECK(cudaStreamIsCapturing(stream, &capture));
-  at::Tensor memory;
-  if (capture != cudaStreamCaptureStatusNone) {
-    memory = zeroed();
-  } else {
-    static std::mutex mutex;
-    // Never freed, on purpose: freeing CUDA memory from a static destructor at exit can
-    // outlive the allocator.
-    static auto* per_stream = new std::map<std::pair<c10::DeviceIndex, cudaStream_t>, at::Tensor>;
-    const std::lock_guard<std::mutex> lock(mutex);
-    at::Tensor& kept = (*per_stream)[{stream.device_index(), stream.stream()}];
-    if (!kept.defined()) kept = zeroed();
-    memory = kept;
-  }
-  char* base = static_cast<char*>(memory.data_ptr());
-  return {memory, base, reinterpret_cast<unsigned*>(base + partial_bytes)};
-}
-
-template <typename T, typename Out>
-void fast_row(const T* x, int64_t n, Out* y, const at::Tensor& like) {
-  using C = combine_t<T>;
-  using P = FastPolicy;
-  // Resident blocks an SM, from the compiler's register count (the same on every device
-  // of one architecture, which is all this caches per kernel).
-  static const int64_t blocks_per_sm = [] {
-    int blocks = 0;
-    C10_CUDA_CHECK(cudaOccupancyMaxActiveBlocksPerMultiprocessor(&blocks, fast_sum<T, Out>,
-                                                                 P::kThreads, 0));
-    return std::max(blocks, 1);
-  }();
-  const int64_t per_block = int64_t{P::kThreads} * P::kUnroll * (16 / sizeof(T));
-  const int64_t sms = sm_count();
-  const int64_t blocks = std::clamp<int64_t>((n + per_block - 1) / per_block, 1, sms * blocks_per_sm);
+// Several blocks a row, as many as fill the GPU (one row: the full reduction), or a
+// block a row when the rows are many.
+template <typename T, typename Out, typename Rows>
+void split_rows(const Rows& rows, Out* y, const at::Tensor& like) {
+  using P = SplitPolicy;
+  constexpr int64_t kLanes = 16 / sizeof(T);
   const cudaStream_t stream = c10::cuda::getCurrentCUDAStream();
-  if (blocks == 1) {  // small input: one block, no scratch
-    fast_sum<T, Out><<<1, P::kThreads, 0, stream>>>(x, n, y, nullptr, nullptr);
+  const int64_t capacity = resident_blocks<rows_split<T, Out, Rows>>(P::kThreads);
+  const int64_t per_block = int64_t{P::kThreads} * kSplitMinVectorsPerThread * kLanes;
+  int64_t parts = std::clamp<int64_t>(ceil_div(rows.length, per_block), 1,
+                                      std::max<int64_t>(1, capacity / rows.count));
+  parts = std::min(parts, max_split_blocks() * 2 / rows.count);  // what the scratch holds
+  TORCH_CHECK(rows.count * parts <= std::numeric_limits<int>::max(), "warpreduce.sum: ",
+              rows.count, " rows do not fit one launch");
+  if (parts <= 1) {
+    rows_split<T, Out, Rows><<<rows.count, P::kThreads, 0, stream>>>(rows, 1u, y, nullptr, nullptr);
   } else {
-    const FinishScratch scratch = finish_scratch(like, sms * 32);  // an SM holds <= 32 blocks
-    fast_sum<T, Out><<<blocks, P::kThreads, 0, stream>>>(x, n, y, static_cast<C*>(scratch.partials),
-                                                         scratch.ticket);
+    const SplitScratch scratch = split_scratch(like);
+    rows_split<T, Out, Rows><<<rows.count * parts, P::kThreads, 0, stream>>>(
+        rows, static_cast<unsigned>(parts), y, static_cast<combine_t<T>*>(scratch.partials), scratch.tickets);
   }
   C10_CUDA_KERNEL_LAUNCH_CHECK();
 }
 
-void auto_rows(const SumPlan& plan, at::Tensor& out) {
-  if (plan.segments > 1) return stage_rows<warp_shuffle_stage>(plan, out);
-  WARPREDUCE_DISPATCH(plan.input.scalar_type(), "warpreduce_sum_cuda", [&] {
-    fast_row(plan.input.const_data_ptr<scalar_t>(), plan.length,
-             out.mutable_data_ptr<out_t<scalar_t>>(), out);
+template <typename T, typename Out>
+void rows_pass(const T* x, const ReductionPass& pass, Out* y, const at::Tensor& like) {
+  constexpr int64_t kLanes = 16 / sizeof(T);
+  const cudaStream_t stream = c10::cuda::getCurrentCUDAStream();
+  const StridedRows<T> rows{x, pass.outer, pass.outer_size, pass.length, pass.reduced_stride};
+  const int64_t row_bytes = pass.length * int64_t{sizeof(T)};
+
+  if (pass.packed_rows() && rows.count > 1 && row_bytes <= kTiledMaxRowBytes) {
+    const int64_t rows_per_tile = kTileBytes / row_bytes;
+    const unsigned group = static_cast<unsigned>(std::min<int64_t>(32, pow2_floor(pass.length)));
+    const size_t shared = kTileBytes + 16;
+    const int64_t blocks = std::min(ceil_div(rows.count, rows_per_tile),
+                                    resident_blocks<rows_tiled<T, Out>>(kTiledThreads, shared));
+    rows_tiled<T, Out><<<blocks, kTiledThreads, shared, stream>>>(x, rows.count, rows.length,
+                                                                  rows_per_tile, group, y);
+    C10_CUDA_KERNEL_LAUNCH_CHECK();
+    return;
+  }
+
+  // A group of lanes per row (a warp for rows of 512 bytes or more) while the rows keep a
+  // quarter of the GPU's threads busy and a warp's share is at most 64 vectors a lane;
+  // else whole blocks, several per row when the rows are few.
+  const int64_t vectors = ceil_div(pass.length, pass.reduced_stride == 1 ? kLanes : 1);
+  const int64_t group = std::min<int64_t>(32, pow2_ceil(vectors));
+  const int64_t grouped_capacity = resident_blocks<rows_grouped<T, Out>>(kGroupedThreads) * kGroupedThreads;
+  if (rows.count > 1 && rows.count * group >= grouped_capacity / 4 && vectors <= 32 * 64) {
+    const int64_t blocks = std::min(ceil_div(rows.count * group, kGroupedThreads), grouped_capacity / kGroupedThreads);
+    rows_grouped<T, Out><<<blocks, kGroupedThreads, 0, stream>>>(rows, group, y);
+    C10_CUDA_KERNEL_LAUNCH_CHECK();
+    return;
+  }
+
+  if (pass.even_rows()) {
+    const int64_t row_stride = pass.outer.ndim == 0 ? 0 : pass.outer.strides[0];
+    split_rows<T>(EvenRows<T>{x, row_stride, pass.outer_size, pass.length}, y, like);
+  } else {
+    split_rows<T>(rows, y, like);
+  }
+}
+
+template <typename T, typename Out, int kVec>
+void launch_columns(const Columns<T>& c, Out* y, const at::Tensor& like) {
+  using C = combine_t<T>;
+  const cudaStream_t stream = c10::cuda::getCurrentCUDAStream();
+  const int64_t vec_cols = ceil_div(c.inner, kVec);
+  // A warp across the tile (512 contiguous bytes a row with vectors), the rest of the
+  // block down the rows; wider tiles when the rows are too few to share.
+  ColumnTiling t;
+  t.tx = static_cast<unsigned>(std::min<int64_t>(32, pow2_ceil(vec_cols)));
+  t.ty = kColumnThreads / t.tx;
+  while (t.ty > 1 && c.length < int64_t{t.ty} * kColumnMinRowsPerThread) {
+    t.ty /= 2;
+    t.tx *= 2;
+  }
+  t.tiles_per_outer = ceil_div(vec_cols, t.tx);
+  t.tiles = c.outer_size * t.tiles_per_outer;
+  const int64_t capacity = resident_blocks<columns<T, Out, kVec>>(kColumnThreads);
+  t.splits = 1;
+  if (t.tiles < capacity) {
+    const int64_t fill = ceil_div(capacity, t.tiles);
+    const int64_t enough_rows = ceil_div(c.length, int64_t{t.ty} * kColumnMinRowsPerThread);
+    const int64_t cheap_finish = kColumnMaxFinishLoads * t.ty / kVec;
+    t.splits = std::max<int64_t>(1, std::min({fill, enough_rows, cheap_finish, max_split_blocks() / t.tiles}));
+  }
+  t.rows_per_split = ceil_div(c.length, t.splits);
+  t.splits = ceil_div(c.length, t.rows_per_split);
+  if (t.splits == 1) {
+    const int64_t blocks = std::min(t.tiles, capacity * 8);
+    columns<T, Out, kVec><<<blocks, kColumnThreads, 0, stream>>>(c, t, y, nullptr, nullptr);
+  } else {
+    at::Tensor partials = at::empty({t.tiles * t.splits * t.tx * kVec},
+                                    like.options().dtype(storage_dtype<C>()));
+    const SplitScratch scratch = split_scratch(like);
+    const dim3 grid(static_cast<unsigned>(t.tiles), static_cast<unsigned>(t.splits));
+    columns<T, Out, kVec><<<grid, kColumnThreads, 0, stream>>>(
+        c, t, y, reinterpret_cast<C*>(partials.data_ptr()), scratch.tickets);
+  }
+  C10_CUDA_KERNEL_LAUNCH_CHECK();
+}
+
+template <typename T, typename Out>
+void columns_pass(const T* x, const ReductionPass& pass, Out* y, const at::Tensor& like) {
+  constexpr int64_t kLanes = 16 / sizeof(T);
+  const Columns<T> c{x, pass.outer, pass.outer_size, pass.length, pass.reduced_stride,
+                     pass.inner, pass.inner_stride};
+  // One 16-byte vector a row per thread when every row of every tile starts on a 16-byte
+  // boundary and the tile's outputs are adjacent.
+  bool vectors = reinterpret_cast<uintptr_t>(x) % 16 == 0 && pass.inner_stride == 1 &&
+                 pass.inner % kLanes == 0 && pass.reduced_stride % kLanes == 0;
+  for (int d = 0; d < pass.outer.ndim; ++d) vectors = vectors && pass.outer.strides[d] % kLanes == 0;
+  if (vectors) {
+    launch_columns<T, Out, kLanes>(c, y, like);
+  } else {
+    launch_columns<T, Out, 1>(c, y, like);
+  }
+}
+
+template <typename T, typename Out>
+void run_pass(const T* x, const ReductionPass& pass, Out* y, const at::Tensor& like) {
+  if (pass.is_rows()) {
+    rows_pass(x, pass, y, like);
+  } else {
+    columns_pass(x, pass, y, like);
+  }
+}
+
+// What a pass that is not the last writes for the next: combine_t as a tensor dtype
+// (double for float32, float for 16-bit floats, int64 for integers).
+template <typename T>
+using carry_t = std::conditional_t<std::is_integral_v<combine_t<T>>, int64_t, combine_t<T>>;
+
+void launch_auto(const SumPlan& plan, at::Tensor& out) {
+  WARPREDUCE_DISPATCH(plan.input.scalar_type(), "warpreduce_sum_auto", [&] {
+    using T = scalar_t;
+    using Carry = carry_t<T>;
+    const T* x = plan.input.const_data_ptr<T>();
+    out_t<T>* y = out.mutable_data_ptr<out_t<T>>();
+    const std::vector<ReductionPass>& passes = plan.passes;
+    if (passes.size() == 1) return run_pass(x, passes[0], y, out);
+    at::Tensor carried = at::empty({passes[0].outputs()}, out.options().dtype(c10::CppTypeToScalarType<Carry>::value));
+    run_pass(x, passes[0], carried.mutable_data_ptr<Carry>(), out);
+    for (size_t k = 1; k + 1 < passes.size(); ++k) {
+      at::Tensor next = at::empty({passes[k].outputs()}, carried.options());
+      run_pass(carried.const_data_ptr<Carry>(), passes[k], next.mutable_data_ptr<Carry>(), out);
+      carried = next;
+    }
+    run_pass(carried.const_data_ptr<Carry>(), passes.back(), y, out);
   });
 }
 
-// In the order of kCudaKernels (plan.h).
-constexpr std::array<LaunchRows, kCudaKernels.size()> kLaunch = {
-    stage_rows<interleaved_divergent_stage>,
-    stage_rows<interleaved_bank_conflicts_stage>,
-    stage_rows<sequential_addressing_stage>,
-    stage_rows<first_add_during_load_stage>,
-    stage_rows<unroll_last_warp_stage>,
-    stage_rows<complete_unroll_stage>,
-    stage_rows<multiple_elements_stage>,
-    stage_rows<warp_shuffle_stage>,
-    auto_rows,
-    cub_rows,
+// The CUDA kernels kernel= names, in stage order: the only list of them.
+constexpr Kernel kCudaKernels[] = {
+    {"interleaved_divergent", KernelRole::kStage, launch_stage<interleaved_divergent_stage>},
+    {"interleaved_bank_conflicts", KernelRole::kStage, launch_stage<interleaved_bank_conflicts_stage>},
+    {"sequential_addressing", KernelRole::kStage, launch_stage<sequential_addressing_stage>},
+    {"first_add_during_load", KernelRole::kStage, launch_stage<first_add_during_load_stage>},
+    {"unroll_last_warp", KernelRole::kStage, launch_stage<unroll_last_warp_stage>},
+    {"complete_unroll", KernelRole::kStage, launch_stage<complete_unroll_stage>},
+    {"multiple_elements", KernelRole::kStage, launch_stage<multiple_elements_stage>},
+    {"warp_shuffle", KernelRole::kStage, launch_stage<warp_shuffle_stage>},
+    {"auto", KernelRole::kFast, launch_auto},
+    {"cub", KernelRole::kBaseline, launch_cub},
 };
 
 at::Tensor sum_cuda(const at::Tensor& self, at::OptionalIntArrayRef dim, bool keepdim,
                     std::optional<at::ScalarType> dtype, c10::string_view kernel) {
   const c10::cuda::CUDAGuard guard(self.device());
-  const SumPlan plan = make_plan(self, dim, keepdim, dtype, kernel);
-  at::Tensor out = plan.empty_output();
-  if (out.numel() > 0) kLaunch[plan.kernel](plan, out);
-  return plan.finish(out);
+  return run_sum(self, dim, keepdim, dtype, kernel);
 }
 
 }  // namespace
+
+c10::ArrayRef<Kernel> cuda_kernels() { return kCudaKernels; }
 
 TORCH_LIBRARY_IMPL(warpreduce, CUDA, m) { m.impl("_sum", &sum_cuda); }
 

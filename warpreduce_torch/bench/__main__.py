@@ -3,6 +3,7 @@
     python -m warpreduce_torch.bench                       # 2^10..2^28, float32 bfloat16 int32
     python -m warpreduce_torch.bench --sizes 20-24 --dtypes float32 --stages
     python -m warpreduce_torch.bench --stages-table        # the staged kernels' story
+    python -m warpreduce_torch.bench --dims                # dim reductions, shape by shape
 
 For each dtype, size and implementation: GPU time per call (CUDA events over a loop,
 inputs rotated over 1 GiB), GB/s of input and percent of the theoretical peak, wall time
@@ -27,7 +28,7 @@ import torch.utils.benchmark as benchmark
 import warpreduce_torch as wr
 from warpreduce_torch import _C
 
-from . import stages
+from . import dims, stages
 from .timing import Device, implementation, rotating_inputs, side_by_side
 
 DTYPES = stages.DTYPES
@@ -78,7 +79,7 @@ def run(args):
     where = "cuda" if on_gpu else "cpu"
     impls = ["torch.sum"] + [k for k in args.kernels if k in wr.kernels(where)]
     if args.stages and on_gpu:
-        impls += [k for k in wr.kernels("cuda")[:8] if k not in impls]
+        impls += [k for k in wr.kernels("cuda", "stage") if k not in impls]
     sizes = parse_sizes(args.sizes or ("10-28" if on_gpu else "10-24"))
     print(f"Device: {device.describe()}")
     if not on_gpu:
@@ -192,6 +193,28 @@ def plot(rows, impls, device, path):
     fig.savefig(path, dpi=120)
 
 
+def run_dims(args, argv):
+    if not torch.cuda.is_available():
+        print("No GPU found: the dim-reduction comparison needs a CUDA device.")
+        return 0
+    device = Device.current()
+    cases = [c for c in dims.anchor_cases() + dims.model_cases() if args.dims_filter in c.name]
+    print(f"Device: {device.describe()}")
+    print(f"torch {torch.__version__}, {datetime.datetime.now():%Y-%m-%d %H:%M}, {len(cases)} cases\n")
+    bar = progress(len(cases))
+    rows = dims.run(cases, bar)
+    bar.close()
+    dims.compare_table(rows).print()
+    print(dims.markdown_table(rows))
+    print(dims.summary(rows))
+    out = pathlib.Path(args.out)
+    out.mkdir(parents=True, exist_ok=True)
+    dims.write_csv(rows, out / "dims.csv")
+    dims.plot(rows, device.name, out / "dims.png")
+    print(f"\nWrote {out / 'dims.csv'} and {out / 'dims.png'}")
+    return 0
+
+
 def main(argv=None):
     parser = argparse.ArgumentParser(
         prog="python -m warpreduce_torch.bench", description=__doc__.split("\n\n")[0])
@@ -206,10 +229,16 @@ def main(argv=None):
                         help="print the staged kernels' table instead (warpreduce_torch.bench.stages)")
     parser.add_argument("--min-run-time", type=float, default=0.1,
                         help="seconds of wall-time measurement per point")
+    parser.add_argument("--dims", action="store_true",
+                        help="dim reductions shape by shape instead (warpreduce_torch.bench.dims)")
+    parser.add_argument("--dims-filter", default="",
+                        help="with --dims: only the cases whose name contains this text")
     parser.add_argument("--out", default="results", help="folder for the CSV, JSON and PNG")
     args = parser.parse_args(argv)
     if args.stages_table:
         return stages.main([])
+    if args.dims:
+        return run_dims(args, argv)
 
     device, impls, rows, wall = run(args)
     print("\nWall time per call (torch.utils.benchmark, host overhead included):")

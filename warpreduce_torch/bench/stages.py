@@ -48,8 +48,9 @@ def markdown_table(rows, device):
         "| step speedup | cumulative speedup |",
         "|---|---|---|---|---|---|---|",
     ]
+    stages = len(wr.kernels("cuda", "stage"))
     for i, r in enumerate(rows, 1):
-        number = str(i) if i <= 8 else ""
+        number = str(i) if i <= stages else ""
         lines.append(
             f"| {number} | {r['kernel']} | {r['us']:.1f} | {r['gbps']:.0f} | {r['peak_pct']:.1f}% "
             f"| {r['step']:.2f}x | {r['cumulative']:.2f}x |"

@@ -1,0 +1,145 @@
+// Column reductions (geometry.h: a kept dim `inner` below the reduced one): output
+// (o, i) sums x[outer.offset(o) + r * reduced_stride + i * inner_stride] over r < length.
+//
+// A block covers a tile of adjacent outputs: tx threads across it, each owning kVec
+// adjacent outputs (one 16-byte vector a row when the layout allows, else one element),
+// and ty threads down the reduced dim, which then add their sums in shared memory. When
+// the tiles are too few to fill the GPU (8 x 2^24 dim 0 has many, 65536 x 128 dim 0
+// one), `splits` blocks share a tile's rows; each leaves its sums in partials and the
+// tile's last block adds them in split order (no float atomics).
+#pragma once
+
+#include "rows.cuh"
+
+namespace warpreduce {
+
+template <typename T>
+struct Columns {
+  const T* x;
+  OuterDims outer;
+  int64_t outer_size;
+  int64_t length;  // rows each output sums
+  int64_t reduced_stride;
+  int64_t inner;  // adjacent outputs an outer index holds
+  int64_t inner_stride;
+};
+
+constexpr unsigned kColumnThreads = 512;
+
+// How the blocks cover the outputs; sum_cuda.cu (columns_pass) chooses it.
+struct ColumnTiling {
+  unsigned tx, ty;  // tx * ty == kColumnThreads
+  int64_t tiles_per_outer;  // tiles of tx * kVec outputs
+  int64_t tiles;  // outer_size * tiles_per_outer
+  int64_t splits;  // blocks a tile's rows are split over (gridDim.y)
+  int64_t rows_per_split;
+};
+
+// v summed over the ty threads that share a tx (thread = ty_index * tx + tx_index), in a
+// fixed tree order; thread ty_index == 0 gets it. Every thread of the block must call.
+template <typename C, int kVec>
+__device__ __forceinline__ void sum_down_ty(C (&v)[kVec], C* shared, unsigned tx, unsigned ty) {
+  if (ty == 1) return;
+  const unsigned ty_index = threadIdx.x / tx;
+#pragma unroll
+  for (int j = 0; j < kVec; ++j) {
+    shared[threadIdx.x] = v[j];
+    __syncthreads();
+    for (unsigned s = ty / 2; s > 0; s >>= 1) {
+      if (ty_index < s) shared[threadIdx.x] += shared[threadIdx.x + s * tx];
+      __syncthreads();
+    }
+    v[j] = shared[threadIdx.x];
+    __syncthreads();  // before the next j overwrites it
+  }
+}
+
+template <typename T, typename Out, int kVec>
+__global__ void __launch_bounds__(kColumnThreads)
+    columns(Columns<T> c, ColumnTiling tiling, Out* __restrict__ y,
+            combine_t<T>* __restrict__ partials, unsigned* __restrict__ tickets) {
+  using A = acc_t<T>;
+  using C = combine_t<T>;
+  constexpr int kUnroll = kVec > 1 ? 8 : 16;  // 128 or 16-64 bytes in flight a thread
+  __shared__ C shared[kColumnThreads];
+  const unsigned tx = tiling.tx, ty = tiling.ty;
+  const unsigned tx_index = threadIdx.x % tx, ty_index = threadIdx.x / tx;
+  const int64_t split = blockIdx.y;
+  const int64_t r_begin = split * tiling.rows_per_split;
+  const int64_t r_end = min(c.length, r_begin + tiling.rows_per_split);
+
+  for (int64_t tile = blockIdx.x; tile < tiling.tiles; tile += gridDim.x) {
+    const int64_t o = tile / tiling.tiles_per_outer;
+    const int64_t i0 = ((tile % tiling.tiles_per_outer) * tx + tx_index) * kVec;
+    const bool active = i0 < c.inner;  // with kVec > 1, inner is a multiple of kVec
+    const T* base = c.x + c.outer.offset(o) + i0 * c.inner_stride;
+    A acc[kVec] = {};
+    if (active) {
+      int64_t r = r_begin + ty_index;
+      const int64_t step = ty;
+      if constexpr (kVec > 1) {
+        for (; r + (kUnroll - 1) * step < r_end; r += kUnroll * step) {
+          uint4 v[kUnroll];
+#pragma unroll
+          for (int u = 0; u < kUnroll; ++u) {
+            v[u] = load_streaming(reinterpret_cast<const uint4*>(base + (r + u * step) * c.reduced_stride));
+          }
+#pragma unroll
+          for (int u = 0; u < kUnroll; ++u) add_lanes<T>(acc, v[u]);
+        }
+        for (; r < r_end; r += step) {
+          add_lanes<T>(acc, load_streaming(reinterpret_cast<const uint4*>(base + r * c.reduced_stride)));
+        }
+      } else {
+        for (; r + (kUnroll - 1) * step < r_end; r += kUnroll * step) {
+          T v[kUnroll];
+#pragma unroll
+          for (int u = 0; u < kUnroll; ++u) v[u] = base[(r + u * step) * c.reduced_stride];
+#pragma unroll
+          for (int u = 0; u < kUnroll; ++u) acc[0] += static_cast<A>(v[u]);
+        }
+        for (; r < r_end; r += step) acc[0] += static_cast<A>(base[r * c.reduced_stride]);
+      }
+    }
+    C sums[kVec];
+#pragma unroll
+    for (int j = 0; j < kVec; ++j) sums[j] = static_cast<C>(acc[j]);
+    sum_down_ty(sums, shared, tx, ty);
+    Out* out = y + o * c.inner + i0;
+    if (tiling.splits == 1) {
+      if (ty_index == 0 && active) {
+#pragma unroll
+        for (int j = 0; j < kVec; ++j) out[j] = static_cast<Out>(sums[j]);
+      }
+      continue;
+    }
+
+    // Several splits: the grid is exactly one block per (tile, split).
+    const int64_t width = int64_t{tx} * kVec;  // outputs a tile holds
+    C* tile_partials = partials + tile * tiling.splits * width;
+    if (ty_index == 0) {
+#pragma unroll
+      for (int j = 0; j < kVec; ++j) tile_partials[split * width + tx_index * kVec + j] = sums[j];
+    }
+    __shared__ bool is_last;
+    __syncthreads();  // the block's partials are stored before thread 0 releases them
+    if (threadIdx.x == 0) is_last = is_last_block(tickets + tile, tiling.splits);
+    __syncthreads();  // thread 0's acquire covers the block's reads below
+    if (!is_last) return;
+#pragma unroll
+    for (int j = 0; j < kVec; ++j) sums[j] = 0;
+    for (int64_t s = ty_index; s < tiling.splits; s += ty) {
+#pragma unroll
+      for (int j = 0; j < kVec; ++j) sums[j] += __ldcg(tile_partials + s * width + tx_index * kVec + j);
+    }
+    sum_down_ty(sums, shared, tx, ty);
+    if (ty_index == 0 && active) {
+#pragma unroll
+      for (int j = 0; j < kVec; ++j) out[j] = static_cast<Out>(sums[j]);
+    }
+    if (threadIdx.x == 0) tickets[tile] = 0;  // for the next launch on this stream
+    return;
+  }
+}
+
+}  // namespace warpreduce

@@ -1,0 +1,269 @@
+// Row reductions (geometry.h: the reduced dim is the innermost one): output r sums
+// x[row_offset(r) + i * stride] for i < length. Three kernels, chosen by row length
+// (sum_cuda.cu, auto_pass):
+//
+// - rows_tiled: short rows one after the other in memory. A block copies a tile of
+//   whole rows into shared memory with 16-byte loads, whatever the rows' length or
+//   alignment, then a group of lanes sums each row there: several rows per warp.
+// - rows_grouped: a group of lanes (up to a warp) per row, 16-byte loads within the row:
+//   medium rows, and short rows that are not one after the other.
+// - rows_split: `parts` blocks per row, finished by the last block of the row: long
+//   rows, and a full reduction (one row). One part per row: a block per row.
+//
+// All of them are memory-bound streaming reads, so everything serves one goal: enough
+// bytes in flight to saturate HBM. No float atomics: every sum is added in a fixed order.
+#pragma once
+
+#include <cuda/atomic>
+
+#include <cstdint>
+#include <type_traits>
+
+#include "../geometry.h"
+#include "block_reduce.cuh"
+
+namespace warpreduce {
+
+// What fast_sum combines a thread's lanes, a block's threads and the blocks' partials in.
+// The stream adds in acc_t (float for float32 and 16-bit types), where each lane's chain
+// is short and its values small; the combining levels add the large values, and for
+// float32, rounding each of them to float, as torch.sum does, costs more than the stream.
+// Over 24 random inputs a size (benchmarks/accuracy.py, H200), auto's mean float32 error
+// against float64 was 1.10-1.38x torch.sum's from 2^20 to 2^28 elements combining in
+// float, and 0.51-0.90x at every size from 2^11 to 2^28 combining in double, at the same
+// speed. 16-bit results gained nothing (their own rounding dominates: equal to torch.sum
+// on every input either way) and lost 0.3-0.9 us at 2^23-2^24 bfloat16 (fewer registers,
+// a fourth block an SM), so they combine in float; integers in unsigned 64-bit, as acc_t.
+template <typename T>
+using combine_t = std::conditional_t<std::is_same_v<T, float>, double, acc_t<T>>;
+
+// The rows of a pass, in two layouts. The general one costs registers: rows_split read
+// through it used 40 registers for float32, where 32 let 4 blocks of 512 threads fit an
+// SM (40 against 32 for int32, 50 against 40 for bfloat16), so the fast path reads the
+// common layout through a type of its own.
+//
+// EvenRows: row r at x + r * row_stride, its elements contiguous (full sums, x.sum(-1),
+// transposes): one multiplication a row, 16-byte vectors.
+template <typename T>
+struct EvenRows {
+  const T* x;
+  int64_t row_stride;
+  int64_t count;  // rows
+  int64_t length;  // elements a row
+  __device__ __forceinline__ const T* row(int64_t r) const { return x + r * row_stride; }
+  __device__ __forceinline__ int64_t stride() const { return 1; }
+};
+// StridedRows: row r at x + outer.offset(r) (a division per outer dim), its elements
+// `element_stride` apart (16-byte vectors when that is 1).
+template <typename T>
+struct StridedRows {
+  const T* x;
+  OuterDims outer;
+  int64_t count;
+  int64_t length;
+  int64_t element_stride;
+  __device__ __forceinline__ const T* row(int64_t r) const { return x + outer.offset(r); }
+  __device__ __forceinline__ int64_t stride() const { return element_stride; }
+};
+
+// How a thread reads 16 bytes of the stream: the data is read once, so it skips L1
+// (ld.global.nc.L1::no_allocate). On an H200 this beat a plain load by 2-8% at 2^20 to
+// 2^24 elements and matched it at 2^28; asking L2 to fetch 256-byte groups as well
+// (.L2::256B) lost 6% at 2^28.
+__device__ __forceinline__ uint4 load_streaming(const uint4* p) {
+#if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 700
+  uint4 v;
+  asm volatile("ld.global.nc.L1::no_allocate.v4.u32 {%0, %1, %2, %3}, [%4];"
+               : "=r"(v.x), "=r"(v.y), "=r"(v.z), "=r"(v.w)
+               : "l"(p));
+  return v;
+#else
+  return __ldg(p);
+#endif
+}
+
+// Thread `first` of `step` threads adds vectors first, first + step, ... of body[0,
+// vectors) into acc, kUnroll loads in flight before the first add. The last round is
+// predicated rather than one load at a time, so that it too is in flight at once.
+template <typename T, int kUnroll, typename A, int kLanes = 16 / sizeof(T)>
+__device__ __forceinline__ void add_vectors(A (&acc)[kLanes], const uint4* body, int64_t vectors,
+                                            int64_t first, int64_t step) {
+  int64_t i = first;
+#pragma unroll 1  // kUnroll loads in flight is the policy: no more (registers)
+  for (; i + (kUnroll - 1) * step < vectors; i += kUnroll * step) {
+    uint4 v[kUnroll];
+#pragma unroll
+    for (int u = 0; u < kUnroll; ++u) v[u] = load_streaming(body + i + u * step);
+#pragma unroll
+    for (int u = 0; u < kUnroll; ++u) add_lanes<T>(acc, v[u]);
+  }
+  uint4 v[kUnroll];
+#pragma unroll
+  for (int u = 0; u < kUnroll; ++u) {
+    v[u] = i + u * step < vectors ? load_streaming(body + i + u * step) : uint4{0, 0, 0, 0};
+  }
+#pragma unroll
+  for (int u = 0; u < kUnroll; ++u) add_lanes<T>(acc, v[u]);
+}
+
+// Thread `first` of `step` threads: its share of a row, summed in C. Contiguous rows are
+// read 16 bytes at a time (VectorSpan); the scalars of the row's unaligned head and tail
+// go to the threads first < kLanes, which must all exist: step >= kLanes, or a caller
+// that adds span.edges(k) for the k >= step itself.
+template <typename T, int kUnroll, typename C, typename Rows>
+__device__ __forceinline__ C thread_share(Rows rows, int64_t r, int64_t first, int64_t step) {
+  using A = acc_t<T>;
+  constexpr int kLanes = 16 / sizeof(T);
+  A acc[kLanes] = {};
+  const T* row = rows.row(r);
+  if (rows.stride() == 1) {
+    const VectorSpan<T> span(row, rows.length);
+    add_vectors<T, kUnroll>(acc, span.body(), span.vectors, first, step);
+    if (first < kLanes) acc[0] += span.template edges<A>(first);
+  } else {
+    for (int64_t i = first; i < rows.length; i += step) acc[0] += static_cast<A>(row[i * rows.stride()]);
+  }
+  return sum_lanes<C>(acc);
+}
+
+// Tuning of rows_split, kept as data; benchmarks/tune_fast_sum.cu times the alternatives
+// side by side. 512 threads x 4 blocks an SM fill Hopper's 2048 thread slots, and 4
+// independent 16-byte loads a thread keep 32 KiB a block in flight before the first
+// add. On an H200, 256 or 1024 threads or 8 loads were within 1% at 2^28 and up to 20%
+// slower at 2^16 to 2^20. Blocks interleave (block b reads every gridDim-th tile): one
+// contiguous span a block instead cost 2-4% at 2^28, and a grid sized by the input
+// rather than by what fits the GPU at once 10-30% from 2^24 up.
+struct SplitPolicy {
+  static constexpr unsigned kThreads = 512;
+  static constexpr int kUnroll = 4;
+};
+
+// How a block, having stored its partial sum, takes its ticket and learns whether it is
+// the last: its partial must be visible before its ticket (release), and the last block
+// must see every partial (acquire). One acquire-release atomic does both
+// (MEMBAR.ALL.GPU, ATOM, CCTL.IVALL on sm_90); against the classic threadFenceReduction
+// form (__threadfence() before the atomic and in the last block, each a sequentially
+// consistent MEMBAR.SC.GPU) it took 0.2-0.4 us off a call from 2^20 to 2^24 elements in
+// two tuning runs on an H200.
+__device__ __forceinline__ bool is_last_block(unsigned* ticket, unsigned blocks) {
+  cuda::atomic_ref<unsigned, cuda::thread_scope_device> t(*ticket);
+  return t.fetch_add(1u, cuda::memory_order_acq_rel) == blocks - 1;
+}
+
+// Sums `parts` blocks' partials[0, parts) in index order (deterministic) into *y, by the
+// last block of a split; resets its ticket to 0 for the next launch on this stream.
+template <unsigned kThreads, typename C, typename Out>
+__device__ __forceinline__ void finish_split(const C* partials, int64_t parts, Out* y,
+                                             unsigned* ticket) {
+  C v = 0;
+  for (int64_t b = threadIdx.x; b < parts; b += kThreads) v += __ldcg(partials + b);
+  v = block_sum<kThreads>(v);
+  if (threadIdx.x == 0) {
+    *y = static_cast<Out>(v);
+    *ticket = 0;
+  }
+}
+
+// Each row read by `parts` blocks (blockIdx.x = row * parts + part: a block for every
+// part of every row, no loop over rows, which cost 8-30 registers), interleaved: thread t
+// of part p reads vectors p * kThreads + t, then every parts * kThreads-th. With one part
+// a block writes its row's sum; with several, each block leaves its partial in
+// partials[blockIdx.x] and takes the row's ticket, and the row's last block adds the
+// partials in index order (no float atomics). One row: the full reduction.
+template <typename T, typename Out, typename Rows, typename P = SplitPolicy>
+__global__ void __launch_bounds__(P::kThreads)
+    rows_split(Rows rows, unsigned parts, Out* __restrict__ y, combine_t<T>* __restrict__ partials,
+               unsigned* __restrict__ tickets) {
+  using C = combine_t<T>;
+  const unsigned part = blockIdx.x % parts;
+  const int64_t row = blockIdx.x / parts;
+  const C share = thread_share<T, P::kUnroll, C>(rows, row, part * P::kThreads + threadIdx.x,
+                                                 parts * P::kThreads);
+  const C total = block_sum<P::kThreads>(share);
+  if (parts == 1) {
+    if (threadIdx.x == 0) y[row] = static_cast<Out>(total);
+    return;
+  }
+  __shared__ bool is_last;
+  if (threadIdx.x == 0) {
+    partials[blockIdx.x] = total;
+    is_last = is_last_block(tickets + row, parts);
+  }
+  __syncthreads();  // thread 0's acquire covers the block's reads below
+  if (is_last) finish_split<P::kThreads>(partials + row * parts, parts, y + row, tickets + row);
+}
+
+constexpr unsigned kGroupedThreads = 256;
+
+// `group` lanes (a power of two up to 32) per row, rows taken by groups in turn; each
+// lane reads its share of the row with 16-byte vectors (4 in flight) when the row is
+// contiguous, and the group adds the shares in registers.
+template <typename T, typename Out>
+__global__ void __launch_bounds__(kGroupedThreads)
+    rows_grouped(StridedRows<T> rows, unsigned group, Out* __restrict__ y) {
+  using C = combine_t<T>;
+  constexpr unsigned kLanes = 16 / sizeof(T);
+  const unsigned lane = threadIdx.x % group;
+  const int64_t groups = int64_t{gridDim.x} * kGroupedThreads / group;
+  for (int64_t row = (int64_t{blockIdx.x} * kGroupedThreads + threadIdx.x) / group; row < rows.count;
+       row += groups) {
+    C share = thread_share<T, 4, C>(rows, row, lane, group);
+    if (group < kLanes && rows.stride() == 1) {  // groups narrower than a vector
+      const VectorSpan<T> span(rows.row(row), rows.length);
+      for (unsigned k = lane + group; k < kLanes; k += group) share += span.template edges<C>(k);
+    }
+    const C total = group_sum(share, group);
+    if (lane == 0) y[row] = static_cast<Out>(total);
+  }
+}
+
+constexpr unsigned kTiledThreads = 256;
+constexpr int64_t kTileBytes = 16 * 1024;  // 4 16-byte loads a thread
+
+// Short rows one after the other (row r at x + r * length): a block copies tiles of
+// rows_per_tile whole rows into shared memory, 16-byte loads for all but the tile's
+// unaligned ends, then `group` lanes sum each row from there. The tile is placed at the
+// same offset from a 16-byte boundary as its source, so the vectors land aligned.
+template <typename T, typename Out>
+__global__ void __launch_bounds__(kTiledThreads)
+    rows_tiled(const T* __restrict__ x, int64_t count, int64_t length, int64_t rows_per_tile,
+               unsigned group, Out* __restrict__ y) {
+  using A = acc_t<T>;
+  using C = combine_t<T>;
+  constexpr int kLanes = 16 / sizeof(T);
+  extern __shared__ uint4 shared_vectors[];  // kTileBytes + 16
+  const int64_t tiles = (count + rows_per_tile - 1) / rows_per_tile;
+  const unsigned lane = threadIdx.x % group;
+  const unsigned groups = kTiledThreads / group;
+  for (int64_t t = blockIdx.x; t < tiles; t += gridDim.x) {
+    const int64_t first_row = t * rows_per_tile;
+    const int64_t tile_rows = min(rows_per_tile, count - first_row);
+    const VectorSpan<T> span(x + first_row * length, tile_rows * length);
+    T* tile = reinterpret_cast<T*>(shared_vectors) + (kLanes - span.head) % kLanes;
+    uint4* tile_body = shared_vectors + (span.head > 0 ? 1 : 0);
+    for (int64_t i = threadIdx.x; i < span.vectors; i += 4 * kTiledThreads) {
+      uint4 v[4];
+#pragma unroll
+      for (int u = 0; u < 4; ++u) {
+        const int64_t j = i + u * kTiledThreads;
+        v[u] = j < span.vectors ? load_streaming(span.body() + j) : uint4{0, 0, 0, 0};
+      }
+#pragma unroll
+      for (int u = 0; u < 4; ++u) {
+        if (i + u * kTiledThreads < span.vectors) tile_body[i + u * kTiledThreads] = v[u];
+      }
+    }
+    if (threadIdx.x < span.head) tile[threadIdx.x] = span.x[threadIdx.x];
+    if (threadIdx.x < span.n - span.tail) tile[span.tail + threadIdx.x] = span.x[span.tail + threadIdx.x];
+    __syncthreads();
+    for (int64_t r = threadIdx.x / group; r < tile_rows; r += groups) {
+      A acc = 0;
+      for (int64_t i = lane; i < length; i += group) acc += static_cast<A>(tile[r * length + i]);
+      const C total = group_sum(static_cast<C>(acc), group);
+      if (lane == 0) y[first_row + r] = static_cast<Out>(total);
+    }
+    __syncthreads();  // the tile is overwritten next
+  }
+}
+
+}  // namespace warpreduce

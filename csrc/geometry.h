@@ -1,0 +1,117 @@
+// The reduction geometry: how the elements of one sum lie in memory, in the words every
+// kernel of the project uses. No ATen here (sizes and strides in, plain structs out), so
+// the CPU and CUDA paths and the device code share it.
+//
+// A sum over some dims of a strided tensor is described the way its memory is laid out:
+// the dims in memory order (largest stride first), size-1 dims dropped, and neighbours
+// that are one dim in memory merged. What is left is reduced in passes of the canonical
+// form
+//
+//     [outer..., reduced, inner]
+//
+// - `reduced`: one dim (size `length`, any stride) that the pass sums over;
+// - `inner`: the kept dim below it, or none (inner == 1). With none, the reduced dim is
+//   the innermost one: a ROW reduction (each output sums a row, contiguous when the
+//   reduced stride is 1). With one, each output is a COLUMN: the outputs are adjacent in
+//   memory (inner stride 1) and the reduced dim is strided above them;
+// - `outer`: every other dim, in memory order; they give each output's offset (up to
+//   kMaxOuterDims dims that do not merge: sliced or expanded inputs, reduced dims left
+//   for a later pass).
+//
+// Output o of a pass is outer index o / inner, inner index o % inner: the outputs come
+// in the kept dims' memory order. A tensor whose reduced dims merge into one (the usual
+// case: x.sum(-1), x.sum(0), a full sum of a dense tensor, transposes and permutations
+// of those) takes one pass. Reduced dims that stay apart (x.sum((0, 2)) of a contiguous
+// 3-D tensor, full sums of sliced tensors) take one pass each, innermost first; each pass
+// writes the kept dims and the reduced dims still to come into a contiguous scratch
+// tensor, which the next pass reads.
+#pragma once
+
+#include <array>
+#include <cstdint>
+#include <vector>
+
+#if defined(__CUDACC__)
+#define WARPREDUCE_HOST_DEVICE __host__ __device__
+#else
+#define WARPREDUCE_HOST_DEVICE
+#endif
+
+namespace warpreduce {
+
+// A dim of the input as the geometry sees it.
+struct LayoutDim {
+  int64_t size;
+  int64_t stride;  // in elements; 0 for an expanded (broadcast) dim
+  bool reduced;
+};
+
+// The dims d of (sizes, strides) with size > 1 in memory order: outermost first, stride-0
+// dims (which cost no memory traffic wherever they go) first, then by decreasing stride,
+// ties in the tensor's own order.
+std::vector<int> memory_order(const std::vector<int64_t>& sizes,
+                              const std::vector<int64_t>& strides);
+
+// The dims of (sizes, strides) with size > 1, in memory_order, with neighbours
+// merged where they are one dim in memory.
+// reduced[d]: dim d is summed over. Sizes must all be > 0.
+std::vector<LayoutDim> memory_layout(const std::vector<int64_t>& sizes,
+                                     const std::vector<int64_t>& strides,
+                                     const std::vector<bool>& reduced);
+
+constexpr int kMaxOuterDims = 4;
+
+// The outer dims of a pass: the input offset of outer index o, by its digits. One dim
+// (the common case) needs no division.
+struct OuterDims {
+  int ndim = 0;
+  std::array<int64_t, kMaxOuterDims> sizes{};  // innermost last
+  std::array<int64_t, kMaxOuterDims> strides{};
+
+  WARPREDUCE_HOST_DEVICE int64_t offset(int64_t o) const {
+    if (ndim <= 1) return ndim == 0 ? 0 : o * strides[0];
+    int64_t off = 0;
+    for (int d = ndim - 1; d > 0; --d) {
+      off += (o % sizes[d]) * strides[d];
+      o /= sizes[d];
+    }
+    return off + o * strides[0];
+  }
+};
+
+// One pass of [outer..., reduced, inner]: output (o, i) = sum over r < length of
+// x[outer.offset(o) + r * reduced_stride + i * inner_stride].
+struct ReductionPass {
+  OuterDims outer;
+  int64_t outer_size = 1;  // product of outer.sizes
+  int64_t length = 1;  // elements each output sums
+  int64_t reduced_stride = 1;
+  int64_t inner = 1;  // 1: a row reduction
+  int64_t inner_stride = 1;
+
+  bool is_rows() const { return inner == 1; }
+  // Rows of contiguous elements, evenly spaced (x.sum(-1), a full sum of a dense tensor).
+  bool even_rows() const { return is_rows() && reduced_stride == 1 && outer.ndim <= 1; }
+  int64_t outputs() const { return outer_size * inner; }
+  // Rows one after the other: row r starts at x + r * length.
+  bool packed_rows() const {
+    return is_rows() && reduced_stride == 1 &&
+           (outer.ndim == 0 || (outer.ndim == 1 && outer.strides[0] == length));
+  }
+};
+
+// How a reduction of `layout` (memory_layout's result, at least one reduced dim) runs.
+struct PassPlan {
+  ReductionPass pass;  // the innermost reduced dim's pass
+  // The layout of that pass's outputs as a contiguous tensor (the kept dims and the
+  // reduced dims still to come, memory order): empty of reduced dims after the last pass.
+  std::vector<LayoutDim> rest;
+  bool last() const;
+};
+
+// The pass for the innermost reduced dim of `layout`; false when more than kMaxOuterDims
+// dims would be outer. Such a tensor is copied into kept-dims-first order, which always
+// fits (one kept dim, one reduced dim).
+bool plan_pass(const std::vector<LayoutDim>& layout, PassPlan* plan);
+
+}  // namespace warpreduce

@@ -1,0 +1,255 @@
+"""Dim reductions through the reduction geometry, against torch.sum: how the planner
+describes each layout (passes of [outer..., reduced, inner], which layouts are copied),
+then results for every kind of pass (rows one after the other, strided rows, long rows,
+columns, several passes, the copy) on every layout, rank 0 to 5, awkward lengths on the
+reduced and the kept side, every dtype, and bitwise repeatability."""
+
+import itertools
+
+import pytest
+import torch
+
+import warpreduce_torch as wr
+from warpreduce_torch import _C
+
+from conftest import DEVICES, DTYPES, HAS_CUDA, assert_sum_matches, random_tensor, requires_cuda
+
+
+def passes(x, dim=None):
+    dims = None if dim is None else [dim] if isinstance(dim, int) else list(dim)
+    return _C.plan(x, dims)
+
+
+# --- the planner: one picture for every layout ----------------------------------------
+
+
+def test_row_sum_of_a_contiguous_tensor_is_one_pass_of_packed_rows():
+    p = passes(torch.empty(33, 1025), -1)
+    assert not p["copied"]
+    assert [q["kind"] for q in p["passes"]] == ["rows"]
+    assert p["passes"][0]["packed_rows"] and p["passes"][0]["outer"] == [(33, 1025)]
+
+
+def test_first_dim_sum_is_one_pass_of_columns():
+    (q,) = passes(torch.empty(33, 1025), 0)["passes"]
+    assert q["kind"] == "columns"
+    assert (q["length"], q["reduced_stride"], q["inner"], q["inner_stride"]) == (33, 1025, 1025, 1)
+
+
+def test_transposed_input_is_read_in_place():
+    x = torch.empty(33, 1025).t()  # sum(0) now reduces the contiguous dim
+    (q,) = passes(x, 0)["passes"]
+    assert q["kind"] == "rows" and q["packed_rows"]
+
+
+def test_full_sum_of_a_dense_tensor_is_one_row():
+    for x in [torch.empty(6, 7, 8), torch.empty(6, 7, 8).permute(2, 0, 1)]:
+        (q,) = passes(x)["passes"]
+        assert q["kind"] == "rows" and q["outer"] == [] and q["length"] == 6 * 7 * 8
+
+
+def test_middle_dim_is_columns_under_an_outer_dim():
+    (q,) = passes(torch.empty(4, 5, 6), 1)["passes"]
+    assert q["kind"] == "columns" and q["outer"] == [(4, 30)] and q["inner"] == 6
+
+
+def test_dims_that_stay_apart_take_a_pass_each_innermost_first():
+    p = passes(torch.empty(8, 16, 7, 7), (0, 2, 3))  # N, H, W of NCHW
+    assert not p["copied"]
+    rows, cols = p["passes"]
+    assert rows["kind"] == "rows" and rows["packed_rows"] and rows["length"] == 49
+    assert cols["kind"] == "columns" and (cols["length"], cols["inner"]) == (8, 16)
+
+
+def test_sliced_and_expanded_inputs_are_described_by_their_strides():
+    x = torch.empty(10, 300)[::2, :100]  # rows 100 long, 600 apart
+    (q,) = passes(x, 1)["passes"]
+    assert q["kind"] == "rows" and not q["packed_rows"] and q["outer"] == [(5, 600)]
+    e = torch.empty(1, 64).expand(9, 64)  # stride 0
+    (q,) = passes(e, 0)["passes"]
+    assert q["kind"] == "columns" and q["reduced_stride"] == 0
+    assert not passes(e, 1)["copied"]
+
+
+def test_only_layouts_beyond_the_geometrys_dims_are_copied():
+    x = torch.empty(3, 4, 5, 6, 7, 8)[::2, ::2, ::2, ::2, ::2, ::2]  # nothing merges
+    assert passes(x, 5)["copied"]  # five outer dims
+    assert not passes(x, (0, 2, 4))["copied"]
+
+
+def test_sums_without_work_need_no_kernel():
+    assert not passes(torch.empty(3, 0, 4), 1)["needs_kernel"]  # zeros
+    assert not passes(torch.empty(3, 1, 4), 1)["needs_kernel"]  # a copy
+    assert not passes(torch.empty(0, 4), 1)["needs_kernel"]  # empty
+
+
+# --- results against torch.sum ---------------------------------------------------------
+
+LAYOUTS = ["contiguous", "transposed", "permuted", "sliced", "offset", "expanded"]
+
+
+def make_view(shape, layout, dtype, device, seed=0):
+    """A tensor of `shape` in `layout`: a view of a random base tensor."""
+    shape = tuple(shape)
+    if layout == "contiguous" or len(shape) == 0:
+        return random_tensor(shape, dtype, device, seed)
+    if layout == "transposed":  # the last two dims swapped (or a 1-D stride 1 view)
+        if len(shape) < 2:
+            return random_tensor(shape, dtype, device, seed)
+        base = random_tensor(shape[:-2] + (shape[-1], shape[-2]), dtype, device, seed)
+        return base.transpose(-1, -2)
+    if layout == "permuted":  # dims reversed
+        base = random_tensor(shape[::-1], dtype, device, seed)
+        return base.permute(*reversed(range(len(shape))))
+    if layout == "sliced":  # every other element of the first dim, a prefix of the last
+        big = (2 * shape[0],) + shape[1:-1] + (shape[-1] + 3,) if len(shape) > 1 else (2 * shape[0],)
+        base = random_tensor(big, dtype, device, seed)
+        view = base[::2]
+        return view[..., : shape[-1]] if len(shape) > 1 else view
+    if layout == "offset":  # the data pointer one element past a 16-byte boundary
+        base = random_tensor(shape[:-1] + (shape[-1] + 1,), dtype, device, seed)
+        return base[..., 1:]
+    if layout == "expanded":  # the first dim broadcast (stride 0)
+        base = random_tensor((1,) + shape[1:], dtype, device, seed)
+        return base.expand(shape)
+    raise ValueError(layout)
+
+
+def dim_choices(ndim):
+    """Single dims (negative too), pairs, all of them, and None."""
+    if ndim == 0:
+        return [None, 0, ()]
+    singles = list(range(ndim)) + [-1]
+    pairs = list(itertools.combinations(range(ndim), 2))[:3]
+    return singles + pairs + [tuple(range(ndim)), None]
+
+
+SHAPES = [(), (7,), (5, 7), (33, 1025), (1025, 33), (4099, 3), (3, 4099), (2, 1, 31, 4),
+          (8, 17, 3), (3, 5, 7, 11), (2, 3, 4, 5, 6), (4, 0, 3), (1, 1, 5)]
+
+
+@pytest.mark.parametrize("device", DEVICES)
+@pytest.mark.parametrize("layout", LAYOUTS)
+@pytest.mark.parametrize("shape", SHAPES, ids=str)
+def test_layouts_and_dims(device, layout, shape):
+    for dtype in (torch.float32, torch.int8):
+        x = make_view(shape, layout, dtype, device)
+        assert x.shape == shape
+        for i, dim in enumerate(dim_choices(len(shape))):
+            keepdim = i % 2 == 1
+            assert_sum_matches(wr.sum(x, dim, keepdim), x, dim, keepdim)
+
+
+@pytest.mark.parametrize("device", DEVICES)
+@pytest.mark.parametrize("dtype", DTYPES, ids=str)
+@pytest.mark.parametrize("layout", ["contiguous", "transposed", "sliced", "offset"])
+def test_every_dtype(device, dtype, layout):
+    for shape in [(33, 1025), (3, 5, 7, 11), (1025, 9)]:
+        x = make_view(shape, layout, dtype, device)
+        for dim in [0, -1, 1, (0, 2) if len(shape) > 2 else (0, 1)]:
+            assert_sum_matches(wr.sum(x, dim), x, dim)
+
+
+# Awkward lengths on the reduced and on the kept side (kept column counts that are not a
+# multiple of a 16-byte vector too).
+AWKWARD = [1, 3, 31, 33, 127, 129, 1025]
+
+
+@pytest.mark.parametrize("device", DEVICES)
+@pytest.mark.parametrize("dtype", [torch.float32, torch.bfloat16, torch.int16], ids=str)
+def test_awkward_lengths(device, dtype):
+    for rows, cols in itertools.product(AWKWARD, AWKWARD):
+        x = random_tensor((rows, cols), dtype, device, seed=rows + cols)
+        assert_sum_matches(wr.sum(x, 0), x, 0)
+        assert_sum_matches(wr.sum(x, 1), x, 1)
+
+
+# Shapes large enough for every CUDA kernel of auto and its launch shapes: short rows
+# tiled, rows a group of lanes each (short and not one after the other, or longer), long
+# rows split over blocks, one block a row, columns narrow and wide, split over blocks or
+# not, vectorized or not, and several passes.
+BIG_CASES = [
+    ((70001, 8), -1),  # short packed rows
+    ((2**16 + 1, 100), -1),
+    ((4099, 257), -1),  # rows of 1028 bytes: just past the tiled limit
+    ((20000, 1000), -1),  # medium rows, a group of lanes each
+    ((20000, 300), (1, "sliced_rows")),  # rows of 100, not one after the other
+    ((70001, 16), (1, "short_sliced_rows")),  # rows of 5, two lanes each
+    ((6, 100003), -1),  # few long rows: split
+    ((1000, 20000), -1),  # one block a row
+    ((3, 2**20 + 1), -1),
+    ((2**20 + 1,), 0),  # the full sum
+    ((2**18 + 1, 8), 0),  # few columns: split, vectorized
+    ((2**16 + 3, 130), 0),  # column count not a multiple of the vector
+    ((4097, 4096), 0),
+    ((8, 2**18), 0),  # many columns, few rows
+    ((1024, 2**14 + 1), 0),  # not vectorized: odd row stride
+    ((64, 33, 1000), 1),  # middle dim
+    ((32, 64, 28, 28), (0, 2, 3)),  # N, H, W of NCHW: two passes
+    ((16, 1000, 64), (0, 2)),
+    ((1000, 64, 16), (0, 2)),
+]
+
+
+def big_case(shape, dim, dtype, seed=0):
+    if isinstance(dim, tuple) and isinstance(dim[1], str):
+        dim, kind = dim
+        base = random_tensor(shape, dtype, "cuda", seed)
+        x = base[:, :100] if kind == "sliced_rows" else base[:, :5]
+        return x, dim
+    return random_tensor(shape, dtype, "cuda", seed), dim
+
+
+@requires_cuda
+@pytest.mark.parametrize("dtype", DTYPES, ids=str)
+@pytest.mark.parametrize("case", BIG_CASES, ids=str)
+def test_every_cuda_path(dtype, case):
+    x, dim = big_case(*case, dtype)
+    for keepdim in (False, True):
+        assert_sum_matches(wr.sum(x, dim, keepdim), x, dim, keepdim)
+    # The same through a transposed and an unaligned view of the data.
+    if x.dim() == 2 and x.is_contiguous():
+        t = x.t()
+        assert_sum_matches(wr.sum(t, 0), t, 0)
+        u = x[:, 1:]
+        assert_sum_matches(wr.sum(u, dim), u, dim)
+
+
+@requires_cuda
+@pytest.mark.parametrize("dtype", [torch.float32, torch.bfloat16, torch.float64], ids=str)
+@pytest.mark.parametrize("case", [c for c in BIG_CASES if c[0] in [(6, 100003), (2**18 + 1, 8), (2**16 + 3, 130), (32, 64, 28, 28)]], ids=str)
+def test_split_paths_are_bitwise_repeatable(dtype, case):
+    x, dim = big_case(*case, dtype)
+    first = wr.sum(x, dim)
+    for _ in range(3):
+        assert torch.equal(wr.sum(x, dim), first)
+
+
+@requires_cuda
+@pytest.mark.parametrize("kernel", wr.kernels("cuda") if HAS_CUDA else [])
+def test_every_kernel_on_every_layout(kernel):
+    """The staged kernels and CUB read rows: copied into row order where the geometry is
+    not one pass of packed rows."""
+    for layout, shape in itertools.product(LAYOUTS, [(33, 1025), (3, 5, 7, 11)]):
+        x = make_view(shape, layout, torch.float32, "cuda")
+        for dim in [0, -1, (0, 2) if len(shape) > 2 else (0, 1), None]:
+            assert_sum_matches(wr.sum(x, dim, kernel=kernel), x, dim)
+
+
+@requires_cuda
+def test_more_than_2_to_the_31_elements():
+    """Offsets past 2^31 (int8, so that it fits any GPU); torch.sum, which widens int8 to
+    int64 first, checks it piece by piece."""
+    n = 2**31 + 64
+    x = torch.randint(-100, 100, (n,), dtype=torch.int8, device="cuda")
+    expected = sum(torch.sum(x[i : i + 2**28]).item() for i in range(0, n, 2**28))
+    assert wr.sum(x).item() == expected
+    rows = x[: 2**31].view(2**16, 2**15)
+    got = wr.sum(rows, 1)
+    for i in range(0, 2**16, 2**12):
+        assert torch.equal(got[i : i + 2**12], torch.sum(rows[i : i + 2**12], 1))
+    got = wr.sum(rows, 0)
+    for j in range(0, 2**15, 2**11):
+        assert torch.equal(got[j : j + 2**11], torch.sum(rows[:, j : j + 2**11], 0))
+    del x, rows, got
+    torch.cuda.empty_cache()

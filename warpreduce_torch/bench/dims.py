@@ -1,0 +1,261 @@
+"""Dim reductions: warpreduce's auto against torch.sum, torch.compile(torch.sum)
+(Inductor's kernel) and CUB, shape by shape, next to the full reduction of the same
+bytes (what reading the input costs: the roofline a dim reduction should reach).
+
+    python -m warpreduce_torch.bench --dims [--dims-filter 4096] [--out results]
+
+For each case: GPU time per call (CUDA events around a loop over inputs rotated beyond
+L2, the implementations taking turns in interleaved rounds), GB/s of input, and how
+warpreduce plans it (its passes over the reduction geometry, and whether the input is
+copied). CUB appears where it reads the input in place (rows one after the other); it has
+no column reduction. Prints a torch.utils.benchmark Compare table and a markdown table,
+writes dims.csv and dims.png.
+"""
+
+import csv
+import dataclasses
+import math
+import statistics
+
+import torch
+import torch.utils.benchmark as benchmark
+
+import warpreduce_torch as wr
+from warpreduce_torch import _C
+
+from .timing import GpuLoop, make_input
+
+ROTATE_BYTES = 1 << 30  # inputs rotated over at least this much memory, beyond L2
+ROUNDS = 7
+
+
+@dataclasses.dataclass(frozen=True)
+class Case:
+    shape: tuple
+    dim: object  # int or tuple
+    dtype: str = "float32"
+    layout: str = "contiguous"  # or "transposed" (last two dims), "sliced" (see make)
+
+    @property
+    def name(self):
+        shape = " x ".join(str(s) if s < 2**14 or s & (s - 1) else f"2^{s.bit_length() - 1}" for s in self.shape)
+        layout = "" if self.layout == "contiguous" else f" ({self.layout})"
+        return f"{self.dtype} {shape}{layout}, dim {self.dim}"
+
+    def make(self, seed):
+        dtype = getattr(torch, self.dtype)
+        shape = tuple(self.shape)
+        if self.layout == "transposed":  # the same shape, the last two dims swapped in memory
+            flipped = shape[:-2] + (shape[-1], shape[-2])
+            return make_input(math.prod(shape), dtype, "cuda", seed).view(flipped).transpose(-1, -2)
+        if self.layout == "sliced":  # every other row of a tensor twice as tall
+            big = (2 * shape[0],) + shape[1:]
+            return make_input(math.prod(big), dtype, "cuda", seed).view(big)[::2]
+        return make_input(math.prod(shape), dtype, "cuda", seed).view(shape)
+
+
+def anchor_cases():
+    """The dim table of the project's baselines: both dims, float32 and bfloat16."""
+    shapes = [(4096, 4096), (16384, 1024), (1024, 65536), (65536, 128), (8, 2**24),
+              (2**20, 32), (2**22, 8), (32, 2**20)]
+    return [Case(s, d, t) for t in ("float32", "bfloat16") for s in shapes for d in (-1, 0)]
+
+
+def model_cases():
+    """Shapes like those of models: 3-D and 4-D inputs reducing the middle dim, the first,
+    two dims; transposed and sliced inputs; rows of 3, 100 and 2^20 elements."""
+    return [
+        Case((64, 512, 1024), 1),
+        Case((64, 512, 1024), 0),
+        Case((64, 512, 1024), (0, 2)),
+        Case((256, 1024, 64), 1),
+        Case((32, 256, 56, 56), (0, 2, 3)),  # N, H, W of NCHW (batch norm's sums)
+        Case((32, 256, 56, 56), 1),
+        Case((32, 256, 56, 56), (0, 2, 3), "bfloat16"),
+        Case((4096, 4096), 0, layout="transposed"),
+        Case((4096, 4096), 1, layout="transposed"),
+        Case((16384, 1024), -1, layout="sliced"),
+        Case((16384, 1024), 0, layout="sliced"),
+        Case((2**23, 3), -1),
+        Case((2**23, 3), 0),
+        Case((2**19, 100), -1),
+        Case((2**19, 100), 0),
+        Case((64, 2**20), -1),
+        Case((2**20, 100), -1, "bfloat16"),
+        Case((8192, 8192), (0, 1)),
+    ]
+
+
+def plan_summary(x, dim):
+    dims = [dim] if isinstance(dim, int) else list(dim)
+    plan = _C.plan(x, dims)
+    kinds = "+".join(p["kind"] for p in plan["passes"])
+    return kinds + (" (copied)" if plan["copied"] else "")
+
+
+def reads_rows_in_place(x, dim):
+    dims = [dim] if isinstance(dim, int) else list(dim)
+    plan = _C.plan(x, dims)
+    return not plan["copied"] and len(plan["passes"]) == 1 and plan["passes"][0]["packed_rows"]
+
+
+def implementations(case, x):
+    dim = case.dim
+    torch._dynamo.reset()  # each case compiles its own kernel (dynamic=False)
+    fns = {
+        "torch.sum": lambda t: torch.sum(t, dim),
+        "torch.compile": torch.compile(lambda t: torch.sum(t, dim), dynamic=False),
+        "auto": lambda t: wr.sum(t, dim),
+    }
+    if reads_rows_in_place(x, dim):
+        fns["cub"] = lambda t: wr.sum(t, dim, kernel="cub")
+    return fns
+
+
+def interleaved_gpu_times(fns, inputs):
+    """Median seconds per call of each implementation, the implementations taking turns
+    in every round so that drift falls on all alike."""
+    loops = {name: GpuLoop(fn, inputs) for name, fn in fns.items()}
+    samples = {name: [] for name in fns}
+    for _ in range(ROUNDS):
+        for name, loop in loops.items():
+            samples[name].append(loop.sample())
+    return {name: statistics.median(s) for name, s in samples.items()}
+
+
+def full_reduction_time(numel, dtype, cache):
+    """auto's time for a full sum of a contiguous tensor of the same bytes."""
+    key = (numel, dtype)
+    if key not in cache:
+        inputs = rotated([lambda seed: make_input(numel, getattr(torch, dtype), "cuda", seed)],
+                         numel * getattr(torch, dtype).itemsize)
+        cache[key] = interleaved_gpu_times({"full": wr.sum}, inputs)["full"]
+    return cache[key]
+
+
+def rotated(makers, nbytes):
+    count = max(2, min(64, ROTATE_BYTES // max(nbytes, 1)))
+    return [makers[0](seed) for seed in range(count)]
+
+
+def check(case, fns, x):
+    """Every implementation gives torch.sum's result (a smoke test: the tests do this
+    properly)."""
+    expected = torch.sum(x.double(), case.dim)
+    for name, fn in fns.items():
+        got = fn(x).double()
+        scale = torch.sum(x.double().abs(), case.dim).clamp_min(1)
+        assert torch.all((got - expected).abs() <= 1e-2 * scale), f"{name} disagrees on {case.name}"
+
+
+def run(cases, progress=None):
+    rows, full_cache = [], {}
+    for case in cases:
+        probe = case.make(0)
+        nbytes = probe.numel() * probe.element_size()
+        inputs = rotated([case.make], nbytes)
+        fns = implementations(case, probe)
+        check(case, fns, inputs[0])
+        times = interleaved_gpu_times(fns, inputs)
+        full = full_reduction_time(probe.numel(), case.dtype, full_cache)
+        for name, seconds in times.items():
+            rows.append({
+                "case": case.name, "dtype": case.dtype, "shape": "x".join(map(str, case.shape)),
+                "dim": str(case.dim), "layout": case.layout, "impl": name,
+                "mib": nbytes / 2**20, "gpu_us": seconds * 1e6, "gbps": nbytes / seconds / 1e9,
+                "full_gbps": nbytes / full / 1e9, "plan": plan_summary(probe, case.dim),
+            })
+        del inputs, probe, fns
+        torch.cuda.empty_cache()
+        if progress:
+            progress.update(1)
+    return rows
+
+
+IMPLS = ["torch.sum", "torch.compile", "cub", "auto"]
+
+
+def by_case(rows):
+    cases = {}
+    for r in rows:
+        cases.setdefault(r["case"], {})[r["impl"]] = r
+    return cases
+
+
+def compare_table(rows):
+    """The GPU times as a torch.utils.benchmark Compare."""
+    measurements = []
+    for r in rows:
+        spec = benchmark.utils.common.TaskSpec(
+            stmt="sum(x, dim)", setup="", label="Dim reductions: GPU time per call (us)",
+            sub_label=r["case"], description=r["impl"])
+        measurements.append(benchmark.Measurement(1, [r["gpu_us"] / 1e6], spec))
+    return benchmark.Compare(measurements)
+
+
+def markdown_table(rows):
+    lines = ["| case | MiB | plan | torch.sum | torch.compile | cub | auto | full sum, same bytes "
+             "| auto / torch.sum | auto / compile | auto / full |",
+             "|---|---|---|---|---|---|---|---|---|---|---|"]
+    for name, impls in by_case(rows).items():
+        auto = impls["auto"]
+        cells = [f"{impls[i]['gbps']:.0f}" if i in impls else "" for i in IMPLS]
+        lines.append(
+            f"| {name} | {auto['mib']:.0f} | {auto['plan']} | " + " | ".join(cells)
+            + f" | {auto['full_gbps']:.0f} | {auto['gbps'] / impls['torch.sum']['gbps']:.2f}x"
+            f" | {auto['gbps'] / impls['torch.compile']['gbps']:.2f}x"
+            f" | {auto['gbps'] / auto['full_gbps']:.0%} |")
+    return "\n".join(lines)
+
+
+def summary(rows):
+    cases = by_case(rows)
+    vs_sum = [c["auto"]["gbps"] / c["torch.sum"]["gbps"] for c in cases.values()]
+    vs_compile = [c["auto"]["gbps"] / c["torch.compile"]["gbps"] for c in cases.values()]
+    geomean = lambda v: math.exp(statistics.fmean(math.log(x) for x in v))  # noqa: E731
+    lines = [f"\n{len(cases)} cases (GB/s of input, higher is better):",
+             f"  auto / torch.sum:     min {min(vs_sum):.2f}x, geometric mean {geomean(vs_sum):.2f}x",
+             f"  auto / torch.compile: min {min(vs_compile):.2f}x, geometric mean {geomean(vs_compile):.2f}x"]
+    big = [(n, c["auto"]["gbps"] / c["auto"]["full_gbps"]) for n, c in cases.items() if c["auto"]["mib"] >= 64]
+    if big:
+        worst = min(big, key=lambda item: item[1])
+        lines.append(f"  inputs of 64 MiB or more: auto at {min(r for _, r in big):.0%} to "
+                     f"{max(r for _, r in big):.0%} of the full sum's GB/s (lowest: {worst[0]})")
+    slow = [n for n, c in cases.items()
+            if c["auto"]["gbps"] < max(c["torch.sum"]["gbps"], c["torch.compile"]["gbps"])]
+    if slow:
+        lines.append("  slower than torch.sum or torch.compile: " + "; ".join(slow))
+    return "\n".join(lines)
+
+
+def write_csv(rows, path):
+    with open(path, "w", newline="") as f:
+        writer = csv.DictWriter(f, fieldnames=list(rows[0]))
+        writer.writeheader()
+        writer.writerows(rows)
+
+
+def plot(rows, device_name, path):
+    import matplotlib
+
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+
+    cases = by_case(rows)
+    names = list(cases)
+    fig, ax = plt.subplots(figsize=(max(10, 0.45 * len(names)), 6))
+    width = 0.8 / len(IMPLS)
+    for k, impl in enumerate(IMPLS):
+        xs = [i + (k - (len(IMPLS) - 1) / 2) * width for i, n in enumerate(names) if impl in cases[n]]
+        ys = [cases[n][impl]["gbps"] for n in names if impl in cases[n]]
+        ax.bar(xs, ys, width, label=impl)
+    ax.scatter(range(len(names)), [cases[n]["auto"]["full_gbps"] for n in names], marker="_",
+               s=300, color="black", zorder=3, label="full sum of the same bytes (auto)")
+    ax.set_xticks(range(len(names)))
+    ax.set_xticklabels(names, rotation=75, ha="right", fontsize=7)
+    ax.set_ylabel("GB/s of input")
+    ax.set_title(f"Dim reductions, {device_name}")
+    ax.grid(True, axis="y", alpha=0.3)
+    ax.legend(fontsize=8)
+    fig.tight_layout()
+    fig.savefig(path, dpi=110)
