@@ -4,9 +4,8 @@
 
 namespace warpreduce {
 
-std::vector<int> memory_order(const std::vector<int64_t>& sizes,
-                              const std::vector<int64_t>& strides) {
-  std::vector<int> order;
+DimOrder memory_order(c10::ArrayRef<int64_t> sizes, c10::ArrayRef<int64_t> strides) {
+  DimOrder order;
   for (size_t d = 0; d < sizes.size(); ++d) {
     if (sizes[d] != 1) order.push_back(static_cast<int>(d));
   }
@@ -18,12 +17,11 @@ std::vector<int> memory_order(const std::vector<int64_t>& sizes,
   return order;
 }
 
-std::vector<LayoutDim> memory_layout(const std::vector<int64_t>& sizes,
-                                     const std::vector<int64_t>& strides,
-                                     const std::vector<bool>& reduced) {
-  std::vector<LayoutDim> merged;
-  for (int d : memory_order(sizes, strides)) {
-    const LayoutDim dim{sizes[d], strides[d], reduced[d]};
+Layout memory_layout(c10::ArrayRef<int64_t> sizes, c10::ArrayRef<int64_t> strides,
+                     const DimOrder& order, uint64_t reduced) {
+  Layout merged;
+  for (int d : order) {
+    const LayoutDim dim{sizes[d], strides[d], ((reduced >> d) & 1) != 0};
     if (!merged.empty()) {
       LayoutDim& above = merged.back();
       if (above.reduced == dim.reduced && above.stride == dim.size * dim.stride) {
@@ -37,7 +35,7 @@ std::vector<LayoutDim> memory_layout(const std::vector<int64_t>& sizes,
   return merged;
 }
 
-bool plan_pass(const std::vector<LayoutDim>& layout, PassPlan* plan) {
+bool plan_pass(const Layout& layout, PassPlan* plan) {
   int reduced = -1;  // the innermost reduced dim
   for (int d = static_cast<int>(layout.size()) - 1; d >= 0 && reduced < 0; --d) {
     if (layout[d].reduced) reduced = d;
@@ -54,7 +52,7 @@ bool plan_pass(const std::vector<LayoutDim>& layout, PassPlan* plan) {
     pass.inner_stride = layout[last].stride;
   }
   // The pass's outputs, contiguous in memory order: the outer dims, then inner.
-  std::vector<LayoutDim> rest;
+  Layout rest;
   for (int d = 0; d <= last; ++d) {
     if (d == reduced) continue;
     rest.push_back(layout[d]);
@@ -80,15 +78,17 @@ bool plan_pass(const std::vector<LayoutDim>& layout, PassPlan* plan) {
     stride *= it->size;
   }
   // Written contiguously, the dims left may now merge.
-  std::vector<int64_t> sizes, strides;
-  std::vector<bool> flags;
+  Layout merged;
   for (const LayoutDim& dim : rest) {
-    sizes.push_back(dim.size);
-    strides.push_back(dim.stride);
-    flags.push_back(dim.reduced);
+    if (!merged.empty() && merged.back().reduced == dim.reduced) {
+      merged.back().size *= dim.size;
+      merged.back().stride = dim.stride;
+    } else {
+      merged.push_back(dim);
+    }
   }
   plan->pass = pass;
-  plan->rest = memory_layout(sizes, strides, flags);
+  plan->rest = merged;
   return true;
 }
 

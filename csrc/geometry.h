@@ -1,6 +1,7 @@
 // The reduction geometry: how the elements of one sum lie in memory, in the words every
 // kernel of the project uses. No ATen here (sizes and strides in, plain structs out), so
-// the CPU and CUDA paths and the device code share it.
+// the CPU and CUDA paths and the device code share it. Lists are small vectors: a call
+// of the op plans afresh, and heap allocations showed in its host time.
 //
 // A sum over some dims of a strided tensor is described the way its memory is laid out:
 // the dims in memory order (largest stride first), size-1 dims dropped, and neighbours
@@ -27,9 +28,11 @@
 // tensor, which the next pass reads.
 #pragma once
 
+#include <c10/util/ArrayRef.h>
+#include <c10/util/SmallVector.h>
+
 #include <array>
 #include <cstdint>
-#include <vector>
 
 #if defined(__CUDACC__)
 #define WARPREDUCE_HOST_DEVICE __host__ __device__
@@ -46,18 +49,18 @@ struct LayoutDim {
   bool reduced;
 };
 
+using Layout = c10::SmallVector<LayoutDim, 8>;
+using DimOrder = c10::SmallVector<int, 8>;
+
 // The dims d of (sizes, strides) with size > 1 in memory order: outermost first, stride-0
 // dims (which cost no memory traffic wherever they go) first, then by decreasing stride,
 // ties in the tensor's own order.
-std::vector<int> memory_order(const std::vector<int64_t>& sizes,
-                              const std::vector<int64_t>& strides);
+DimOrder memory_order(c10::ArrayRef<int64_t> sizes, c10::ArrayRef<int64_t> strides);
 
-// The dims of (sizes, strides) with size > 1, in memory_order, with neighbours
-// merged where they are one dim in memory.
-// reduced[d]: dim d is summed over. Sizes must all be > 0.
-std::vector<LayoutDim> memory_layout(const std::vector<int64_t>& sizes,
-                                     const std::vector<int64_t>& strides,
-                                     const std::vector<bool>& reduced);
+// The dims of `order` (memory_order's), with neighbours merged where they are one dim
+// in memory. reduced[d]: dim d is summed over. Sizes must all be > 0.
+Layout memory_layout(c10::ArrayRef<int64_t> sizes, c10::ArrayRef<int64_t> strides,
+                     const DimOrder& order, uint64_t reduced);
 
 constexpr int kMaxOuterDims = 4;
 
@@ -71,9 +74,16 @@ struct OuterDims {
   WARPREDUCE_HOST_DEVICE int64_t offset(int64_t o) const {
     if (ndim <= 1) return ndim == 0 ? 0 : o * strides[0];
     int64_t off = 0;
-    for (int d = ndim - 1; d > 0; --d) {
-      off += (o % sizes[d]) * strides[d];
-      o /= sizes[d];
+    // Over every slot with constant indices, so that device code keeps the arrays in
+    // registers (a loop to ndim put them in local memory).
+#if defined(__CUDACC__)
+#pragma unroll
+#endif
+    for (int d = kMaxOuterDims - 1; d > 0; --d) {
+      if (d < ndim) {
+        off += (o % sizes[d]) * strides[d];
+        o /= sizes[d];
+      }
     }
     return off + o * strides[0];
   }
@@ -105,13 +115,13 @@ struct PassPlan {
   ReductionPass pass;  // the innermost reduced dim's pass
   // The layout of that pass's outputs as a contiguous tensor (the kept dims and the
   // reduced dims still to come, memory order): empty of reduced dims after the last pass.
-  std::vector<LayoutDim> rest;
+  Layout rest;
   bool last() const;
 };
 
 // The pass for the innermost reduced dim of `layout`; false when more than kMaxOuterDims
 // dims would be outer. Such a tensor is copied into kept-dims-first order, which always
 // fits (one kept dim, one reduced dim).
-bool plan_pass(const std::vector<LayoutDim>& layout, PassPlan* plan);
+bool plan_pass(const Layout& layout, PassPlan* plan);
 
 }  // namespace warpreduce

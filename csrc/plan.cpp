@@ -58,12 +58,11 @@ c10::ArrayRef<Kernel> kernels_of(c10::DeviceType device) {
   }
 }
 
-std::vector<int64_t> to_vector(c10::IntArrayRef a) { return {a.begin(), a.end()}; }
-
-// The passes that sum x over `reduced`, or false if one does not fit the geometry.
-bool plan_passes(const at::Tensor& x, const std::vector<bool>& reduced,
-                 std::vector<ReductionPass>* passes) {
-  std::vector<LayoutDim> layout = memory_layout(to_vector(x.sizes()), to_vector(x.strides()), reduced);
+// The passes that sum x over `reduced` (a bit per dim), or false if one does not fit
+// the geometry.
+bool plan_passes(const at::Tensor& x, uint64_t reduced, c10::SmallVector<ReductionPass, 2>* passes) {
+  const DimOrder order = memory_order(x.sizes(), x.strides());
+  Layout layout = memory_layout(x.sizes(), x.strides(), order, reduced);
   passes->clear();
   for (;;) {
     PassPlan plan;
@@ -146,11 +145,11 @@ SumPlan make_plan(const at::Tensor& self, at::OptionalIntArrayRef dim, bool keep
   if (dtype && *dtype != self.scalar_type() && !widening_int) x = self.to(*dtype);
   plan.out_dtype = dtype.value_or(natural_dtype(self.scalar_type()));
 
-  std::vector<bool> reduced(ndim);
+  uint64_t reduced = 0;  // a bit per dim
   int64_t outputs = 1;
   for (int64_t d = 0; d < ndim; ++d) {
-    reduced[d] = reduced_set[d];
-    if (reduced[d]) {
+    if (reduced_set[d]) {
+      reduced |= uint64_t{1} << d;
       plan.length *= x.size(d);
       if (keepdim) plan.out_shape.push_back(1);
     } else {
@@ -173,20 +172,31 @@ SumPlan make_plan(const at::Tensor& self, at::OptionalIntArrayRef dim, bool keep
   }
   if (plan.result) return plan;
 
-  for (int d : memory_order(to_vector(x.sizes()), to_vector(x.strides()))) {
-    if (!reduced[d]) plan.kept_dims.push_back(d);
+  if (outputs == 1 && x.is_non_overlapping_and_dense()) {
+    // A full sum of a dense tensor (contiguous, transposed, permuted): its elements fill
+    // one block of memory from the data pointer, in some order, which a sum ignores.
+    ReductionPass row;
+    row.length = plan.length;
+    plan.passes.push_back(row);
+    return plan;
   }
+  for (int d : memory_order(x.sizes(), x.strides())) {
+    if (!((reduced >> d) & 1)) plan.kept_dims.push_back(d);
+  }
+  plan.kept_in_order = std::is_sorted(plan.kept_dims.begin(), plan.kept_dims.end());
   if (!plan_passes(x, reduced, &plan.passes)) {
     // More dims than the geometry indexes (geometry.h): copy into kept-dims-first order,
     // which is one kept and one reduced dim.
     std::vector<int64_t> order(plan.kept_dims.begin(), plan.kept_dims.end());
     for (int64_t d = 0; d < ndim; ++d) {
-      if (reduced[d] || x.size(d) == 1) order.push_back(d);
+      if (((reduced >> d) & 1) || x.size(d) == 1) order.push_back(d);
     }
     plan.input = x.permute(order).contiguous();
     plan.copied = true;
-    std::vector<bool> permuted_reduced;
-    for (int64_t d : order) permuted_reduced.push_back(reduced[d]);
+    uint64_t permuted_reduced = 0;
+    for (size_t i = 0; i < order.size(); ++i) {
+      if ((reduced >> order[i]) & 1) permuted_reduced |= uint64_t{1} << i;
+    }
     TORCH_INTERNAL_ASSERT(plan_passes(plan.input, permuted_reduced, &plan.passes));
     for (int64_t& d : plan.kept_dims) d = std::find(order.begin(), order.end(), d) - order.begin();
   }
@@ -204,7 +214,7 @@ at::Tensor SumPlan::rows() const {
     return input.as_strided({outputs(), length}, {length, 1});
   }
   std::vector<int64_t> order(kept_dims.begin(), kept_dims.end());
-  for (int d : memory_order(to_vector(input.sizes()), to_vector(input.strides()))) {
+  for (int d : memory_order(input.sizes(), input.strides())) {
     if (std::find(order.begin(), order.end(), d) == order.end()) order.push_back(d);
   }
   for (int64_t d = 0; d < input.dim(); ++d) {
@@ -214,21 +224,24 @@ at::Tensor SumPlan::rows() const {
 }
 
 at::Tensor SumPlan::empty_output() const {
-  return at::empty({outputs()}, input.options().dtype(natural_dtype(input.scalar_type())));
+  const at::TensorOptions options = input.options().dtype(natural_dtype(input.scalar_type()));
+  // In the tensor's own order the kernels write torch.sum's result itself.
+  return kept_in_order ? at::empty(out_shape, options) : at::empty({outputs()}, options);
 }
 
 at::Tensor SumPlan::finish(const at::Tensor& output) const {
-  // The output holds the kept dims in memory order; permute them into the tensor's order.
-  at::DimVector sizes;
-  for (int64_t d : kept_dims) sizes.push_back(input.size(d));
-  std::vector<int64_t> to_tensor_order(kept_dims.size());
-  for (size_t i = 0; i < kept_dims.size(); ++i) {
-    to_tensor_order[i] = std::count_if(kept_dims.begin(), kept_dims.end(),
-                                       [&](int64_t d) { return d < kept_dims[i]; });
+  at::Tensor result = output;
+  if (!kept_in_order) {
+    // The output holds the kept dims in memory order; permute them into the tensor's.
+    at::DimVector sizes, memory_position(kept_dims.size());
+    for (int64_t d : kept_dims) sizes.push_back(input.size(d));
+    for (size_t i = 0; i < kept_dims.size(); ++i) {
+      const int64_t rank = std::count_if(kept_dims.begin(), kept_dims.end(),
+                                         [&](int64_t d) { return d < kept_dims[i]; });
+      memory_position[rank] = static_cast<int64_t>(i);
+    }
+    result = output.view(sizes).permute(memory_position).reshape(out_shape);
   }
-  std::vector<int64_t> inverse(kept_dims.size());
-  for (size_t i = 0; i < kept_dims.size(); ++i) inverse[to_tensor_order[i]] = i;
-  const at::Tensor result = output.view(sizes).permute(inverse).reshape(out_shape);
   if (result.is_contiguous() && result.scalar_type() == out_dtype) return result;
   return result.to(result.options().dtype(out_dtype), /*non_blocking=*/false, /*copy=*/false,
                    at::MemoryFormat::Contiguous);

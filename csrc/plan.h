@@ -68,7 +68,7 @@ struct SumPlan {
   at::Tensor input;
   // The passes that sum it (geometry.h): pass k + 1 reads pass k's outputs, a contiguous
   // scratch tensor of passes[k].outputs() elements. Empty when no kernel is needed.
-  std::vector<ReductionPass> passes;
+  c10::SmallVector<ReductionPass, 2> passes;
   // Set instead of passes when the sum needs no kernel: nothing to write (an empty
   // result), nothing to add (a size-0 reduced dim: zeros), or one element to add (every
   // reduced dim of size 1: a copy).
@@ -78,6 +78,8 @@ struct SumPlan {
   at::ScalarType out_dtype;  // torch.sum's result dtype
   // The kept dims (size > 1) in memory order: the order in which the kernels write.
   at::DimVector kept_dims;
+  // kept_dims is in the tensor's own order: the kernels write torch.sum's layout.
+  bool kept_in_order = true;
   int64_t length = 1;  // elements each output sums
   // The input was copied into kept-dims-first order: its layout needs more dims than the
   // geometry indexes (kMaxOuterDims).

@@ -49,6 +49,7 @@ pybind11::dict describe_plan(const at::Tensor& x, std::optional<std::vector<int6
     pass["inner"] = p.inner;
     pass["inner_stride"] = p.inner_stride;
     pass["packed_rows"] = p.packed_rows();
+    pass["even_rows"] = p.even_rows();
     passes.append(pass);
   }
   pybind11::dict out;

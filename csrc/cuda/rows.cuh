@@ -196,8 +196,9 @@ __global__ void __launch_bounds__(P::kThreads)
 constexpr unsigned kGroupedThreads = 256;
 
 // `group` lanes (a power of two up to 32) per row, rows taken by groups in turn; each
-// lane reads its share of the row with 16-byte vectors (4 in flight) when the row is
-// contiguous, and the group adds the shares in registers.
+// lane reads its share of the row with 16-byte vectors when the row is contiguous, 8 in
+// flight (with 4, a warp a row reached 2.4 TB/s on 4096 rows of 16 KiB: too few bytes in
+// flight per SM), and the group adds the shares in registers.
 template <typename T, typename Out>
 __global__ void __launch_bounds__(kGroupedThreads)
     rows_grouped(StridedRows<T> rows, unsigned group, Out* __restrict__ y) {
@@ -207,7 +208,7 @@ __global__ void __launch_bounds__(kGroupedThreads)
   const int64_t groups = int64_t{gridDim.x} * kGroupedThreads / group;
   for (int64_t row = (int64_t{blockIdx.x} * kGroupedThreads + threadIdx.x) / group; row < rows.count;
        row += groups) {
-    C share = thread_share<T, 4, C>(rows, row, lane, group);
+    C share = thread_share<T, 8, C>(rows, row, lane, group);
     if (group < kLanes && rows.stride() == 1) {  // groups narrower than a vector
       const VectorSpan<T> span(rows.row(row), rows.length);
       for (unsigned k = lane + group; k < kLanes; k += group) share += span.template edges<C>(k);
@@ -217,50 +218,115 @@ __global__ void __launch_bounds__(kGroupedThreads)
   }
 }
 
-constexpr unsigned kTiledThreads = 256;
-constexpr int64_t kTileBytes = 16 * 1024;  // 4 16-byte loads a thread
+// The lanes of each aligned group of `group` lanes (a power of two up to 32) of a warp
+// summed in registers; every lane of the group gets its group's sum. All 32 lanes must
+// call it together (the loops around it are the same for the whole warp).
+template <typename A>
+__device__ __forceinline__ A sum_over_group(A v, unsigned group) {
+#pragma unroll
+  for (unsigned offset = 16; offset > 0; offset >>= 1) {
+    if (offset < group) v += __shfl_xor_sync(kFullMask, v, offset);
+  }
+  return v;
+}
 
-// Short rows one after the other (row r at x + r * length): a block copies tiles of
-// rows_per_tile whole rows into shared memory, 16-byte loads for all but the tile's
-// unaligned ends, then `group` lanes sum each row from there. The tile is placed at the
-// same offset from a 16-byte boundary as its source, so the vectors land aligned.
+constexpr unsigned kVectorRowsThreads = 512;
+
+// Short rows of whole 16-byte vectors, one after the other (row r is vectors [r * V,
+// r * V + V) of x, V <= 32): a group of pow2_ceil(V) lanes a row, one vector a lane, so a
+// warp reads 512 contiguous bytes; 8 rows a group in flight. Rows this short are summed
+// and combined in acc_t: a float32 row of 8 combined in double spent more time converting
+// than reading.
+template <typename T, typename Out>
+__global__ void __launch_bounds__(kVectorRowsThreads)
+    rows_vectors(const T* __restrict__ x, int64_t count, unsigned vectors_per_row, unsigned group,
+                 Out* __restrict__ y) {
+  using A = acc_t<T>;
+  constexpr int kLanes = 16 / sizeof(T);
+  constexpr int kUnroll = 8;
+  const uint4* v = reinterpret_cast<const uint4*>(x);
+  const unsigned lane = threadIdx.x % 32;
+  const unsigned lane_in_row = lane % group;
+  const int64_t rows_per_warp = 32 / group;
+  const int64_t warp = (int64_t{blockIdx.x} * kVectorRowsThreads + threadIdx.x) / 32;
+  const int64_t step = int64_t{gridDim.x} * (kVectorRowsThreads / 32) * rows_per_warp;
+  const int64_t first_row = warp * rows_per_warp + lane / group;
+  for (int64_t base = warp * rows_per_warp; base < count; base += kUnroll * step) {
+    uint4 data[kUnroll];
+#pragma unroll
+    for (int u = 0; u < kUnroll; ++u) {
+      const int64_t r = first_row + (base - warp * rows_per_warp) + u * step;
+      data[u] = r < count && lane_in_row < vectors_per_row
+                    ? load_streaming(v + r * vectors_per_row + lane_in_row)
+                    : uint4{0, 0, 0, 0};
+    }
+#pragma unroll
+    for (int u = 0; u < kUnroll; ++u) {
+      A acc[kLanes] = {};
+      add_lanes<T>(acc, data[u]);
+      const A total = sum_over_group(sum_lanes<A>(acc), group);
+      const int64_t r = first_row + (base - warp * rows_per_warp) + u * step;
+      if (lane_in_row == 0 && r < count) y[r] = static_cast<Out>(total);
+    }
+  }
+}
+
+constexpr unsigned kTiledThreads = 512;
+constexpr int64_t kTileBytes = 32 * 1024;  // 4 16-byte loads a thread
+
+// Short rows one after the other (row r at x + r * length) that are not whole vectors
+// (3 floats, 100 bfloat16s) or not aligned: a block copies tiles of rows_per_tile whole
+// rows into shared memory, 16-byte loads for all but the tile's unaligned ends, then a
+// thread sums each row there (rows under 32 elements) or a warp does. The tile is placed
+// at the same offset from a 16-byte boundary as its source, so the vectors land aligned.
+// Combined in acc_t, as rows_vectors.
 template <typename T, typename Out>
 __global__ void __launch_bounds__(kTiledThreads)
     rows_tiled(const T* __restrict__ x, int64_t count, int64_t length, int64_t rows_per_tile,
-               unsigned group, Out* __restrict__ y) {
+               Out* __restrict__ y) {
   using A = acc_t<T>;
-  using C = combine_t<T>;
   constexpr int kLanes = 16 / sizeof(T);
+  constexpr unsigned kWarps = kTiledThreads / 32;
   extern __shared__ uint4 shared_vectors[];  // kTileBytes + 16
   const int64_t tiles = (count + rows_per_tile - 1) / rows_per_tile;
-  const unsigned lane = threadIdx.x % group;
-  const unsigned groups = kTiledThreads / group;
+  const unsigned lane = threadIdx.x % 32, warp = threadIdx.x / 32;
   for (int64_t t = blockIdx.x; t < tiles; t += gridDim.x) {
     const int64_t first_row = t * rows_per_tile;
-    const int64_t tile_rows = min(rows_per_tile, count - first_row);
+    const int tile_rows = static_cast<int>(min(rows_per_tile, count - first_row));
     const VectorSpan<T> span(x + first_row * length, tile_rows * length);
     T* tile = reinterpret_cast<T*>(shared_vectors) + (kLanes - span.head) % kLanes;
     uint4* tile_body = shared_vectors + (span.head > 0 ? 1 : 0);
-    for (int64_t i = threadIdx.x; i < span.vectors; i += 4 * kTiledThreads) {
+    const int vectors = static_cast<int>(span.vectors);
+    {
       uint4 v[4];
 #pragma unroll
       for (int u = 0; u < 4; ++u) {
-        const int64_t j = i + u * kTiledThreads;
-        v[u] = j < span.vectors ? load_streaming(span.body() + j) : uint4{0, 0, 0, 0};
+        const int j = threadIdx.x + u * kTiledThreads;
+        v[u] = j < vectors ? load_streaming(span.body() + j) : uint4{0, 0, 0, 0};
       }
 #pragma unroll
       for (int u = 0; u < 4; ++u) {
-        if (i + u * kTiledThreads < span.vectors) tile_body[i + u * kTiledThreads] = v[u];
+        const int j = threadIdx.x + u * kTiledThreads;
+        if (j < vectors) tile_body[j] = v[u];
       }
     }
     if (threadIdx.x < span.head) tile[threadIdx.x] = span.x[threadIdx.x];
     if (threadIdx.x < span.n - span.tail) tile[span.tail + threadIdx.x] = span.x[span.tail + threadIdx.x];
     __syncthreads();
-    for (int64_t r = threadIdx.x / group; r < tile_rows; r += groups) {
-      A acc = 0;
-      for (int64_t i = lane; i < length; i += group) acc += static_cast<A>(tile[r * length + i]);
-      const C total = group_sum(static_cast<C>(acc), group);
-      if (lane == 0) y[first_row + r] = static_cast<Out>(total);
+    const int len = static_cast<int>(length);
+    if (len < 32) {
+      for (int r = threadIdx.x; r < tile_rows; r += kTiledThreads) {
+        A acc = 0;
+        for (int i = 0; i < len; ++i) acc += static_cast<A>(tile[r * len + i]);
+        y[first_row + r] = static_cast<Out>(acc);
+      }
+    } else {
+      for (int r = warp; r < tile_rows; r += kWarps) {
+        A acc = 0;
+        for (int i = lane; i < len; i += 32) acc += static_cast<A>(tile[r * len + i]);
+        acc = sum_over_group(acc, 32);
+        if (lane == 0) y[first_row + r] = static_cast<Out>(acc);
+      }
     }
     __syncthreads();  // the tile is overwritten next
   }

@@ -10,6 +10,8 @@
 #include <torch/library.h>
 
 #include <algorithm>
+#include <array>
+#include <atomic>
 #include <limits>
 #include <list>
 #include <mutex>
@@ -22,26 +24,30 @@
 namespace warpreduce {
 namespace {
 
-// What a device can run at once, read once per device.
+// What a device can run at once, read once per device (lock-free after that: this is on
+// every call's path).
 struct DeviceLimits {
   int64_t sms;
   int64_t threads_per_sm;
+  int64_t blocks_per_sm;  // the most resident blocks an SM holds, of any kernel
 };
 
-const DeviceLimits& device_limits() {
-  static std::mutex mutex;
-  static std::vector<DeviceLimits> limits;  // by device index; sms == 0: not read yet
+DeviceLimits device_limits() {
+  using Slots = std::array<std::atomic<int64_t>, C10_COMPILE_TIME_MAX_GPUS>;
+  static Slots sms{}, threads{}, blocks{};  // sms 0: not read yet
   const c10::DeviceIndex device = c10::cuda::current_device();
-  const std::lock_guard<std::mutex> lock(mutex);
-  if (static_cast<size_t>(device) >= limits.size()) limits.resize(device + 1, {0, 0});
-  DeviceLimits& l = limits[device];
-  if (l.sms == 0) {
-    int sms = 0, threads = 0;
-    C10_CUDA_CHECK(cudaDeviceGetAttribute(&sms, cudaDevAttrMultiProcessorCount, device));
-    C10_CUDA_CHECK(cudaDeviceGetAttribute(&threads, cudaDevAttrMaxThreadsPerMultiProcessor, device));
-    l = {sms, threads};
+  if (sms[device].load(std::memory_order_acquire) == 0) {
+    auto read = [&](cudaDeviceAttr attribute) {
+      int value = 0;
+      C10_CUDA_CHECK(cudaDeviceGetAttribute(&value, attribute, device));
+      return value;
+    };
+    threads[device].store(read(cudaDevAttrMaxThreadsPerMultiProcessor), std::memory_order_relaxed);
+    blocks[device].store(read(cudaDevAttrMaxBlocksPerMultiprocessor), std::memory_order_relaxed);
+    sms[device].store(read(cudaDevAttrMultiProcessorCount), std::memory_order_release);
   }
-  return l;
+  return {sms[device].load(std::memory_order_acquire), threads[device].load(std::memory_order_relaxed),
+          blocks[device].load(std::memory_order_relaxed)};
 }
 
 // Blocks of `kernel` (with `threads` threads and `shared` bytes of dynamic shared
@@ -86,9 +92,12 @@ struct SplitScratch {
 
 constexpr size_t kKeptStreams = 64;
 
-// At most this many tickets and 8-byte row partials a launch uses (sum_cuda's launch
-// shapes keep to it: a split has at most a few blocks an SM).
-int64_t max_split_blocks() { return device_limits().sms * 32; }
+// At most this many tickets and 8-byte row partials a launch uses: as many blocks as the
+// GPU holds at once (the split launches keep to that).
+int64_t max_split_blocks() {
+  const DeviceLimits limits = device_limits();
+  return limits.sms * limits.blocks_per_sm;
+}
 
 SplitScratch split_scratch(const at::Tensor& like) {
   const int64_t tickets = max_split_blocks();
@@ -154,7 +163,7 @@ int64_t parts_for(int64_t n, int64_t segments) {
   constexpr int64_t per_thread = Stage::items_per_thread ? Stage::items_per_thread : kGridStrideMinItems;
   int64_t parts = std::max<int64_t>(1, ceil_div(n, kStageThreads * per_thread));
   if constexpr (Stage::items_per_thread == 0) {
-    const DeviceLimits& limits = device_limits();
+    const DeviceLimits limits = device_limits();
     const int64_t resident = limits.sms * limits.threads_per_sm / kStageThreads;
     parts = std::min(parts, std::max<int64_t>(1, resident / segments));
   }
@@ -202,8 +211,9 @@ void launch_stage(const SumPlan& plan, at::Tensor& out) {
 constexpr int64_t kTiledMaxRowBytes = 1024;
 // A thread of a split should read at least this many 16-byte vectors.
 constexpr int64_t kSplitMinVectorsPerThread = SplitPolicy::kUnroll;
-// A column thread should sum at least this many rows before its block splits further.
-constexpr int64_t kColumnMinRowsPerThread = 8;
+// A column thread sums at least this many rows (4 rounds of 8 loads) before a tile's
+// rows are shared by more threads.
+constexpr int64_t kColumnRowsPerThread = 32;
 // The last block of a column split reads at most this many partials a thread.
 constexpr int64_t kColumnMaxFinishLoads = 32;
 
@@ -238,14 +248,23 @@ void rows_pass(const T* x, const ReductionPass& pass, Out* y, const at::Tensor& 
   const StridedRows<T> rows{x, pass.outer, pass.outer_size, pass.length, pass.reduced_stride};
   const int64_t row_bytes = pass.length * int64_t{sizeof(T)};
 
+  const bool aligned = reinterpret_cast<uintptr_t>(x) % 16 == 0;
+  if (pass.packed_rows() && rows.count > 1 && aligned && row_bytes % 16 == 0 && row_bytes <= 32 * 16) {
+    const unsigned vectors = static_cast<unsigned>(row_bytes / 16);
+    const unsigned group = static_cast<unsigned>(pow2_ceil(vectors));
+    const int64_t blocks = std::min(ceil_div(rows.count * group, kVectorRowsThreads),
+                                    resident_blocks<rows_vectors<T, Out>>(kVectorRowsThreads));
+    rows_vectors<T, Out><<<blocks, kVectorRowsThreads, 0, stream>>>(x, rows.count, vectors, group, y);
+    C10_CUDA_KERNEL_LAUNCH_CHECK();
+    return;
+  }
   if (pass.packed_rows() && rows.count > 1 && row_bytes <= kTiledMaxRowBytes) {
     const int64_t rows_per_tile = kTileBytes / row_bytes;
-    const unsigned group = static_cast<unsigned>(std::min<int64_t>(32, pow2_floor(pass.length)));
     const size_t shared = kTileBytes + 16;
     const int64_t blocks = std::min(ceil_div(rows.count, rows_per_tile),
                                     resident_blocks<rows_tiled<T, Out>>(kTiledThreads, shared));
     rows_tiled<T, Out><<<blocks, kTiledThreads, shared, stream>>>(x, rows.count, rows.length,
-                                                                  rows_per_tile, group, y);
+                                                                  rows_per_tile, y);
     C10_CUDA_KERNEL_LAUNCH_CHECK();
     return;
   }
@@ -277,11 +296,13 @@ void launch_columns(const Columns<T>& c, Out* y, const at::Tensor& like) {
   const cudaStream_t stream = c10::cuda::getCurrentCUDAStream();
   const int64_t vec_cols = ceil_div(c.inner, kVec);
   // A warp across the tile (512 contiguous bytes a row with vectors), the rest of the
-  // block down the rows; wider tiles when the rows are too few to share.
+  // block down the rows; wider tiles when the rows are too few to share. Then, if the
+  // tiles do not fill the GPU, each tile's rows split over blocks, as long as every
+  // thread keeps kColumnRowsPerThread rows and the finish stays cheap.
   ColumnTiling t;
   t.tx = static_cast<unsigned>(std::min<int64_t>(32, pow2_ceil(vec_cols)));
   t.ty = kColumnThreads / t.tx;
-  while (t.ty > 1 && c.length < int64_t{t.ty} * kColumnMinRowsPerThread) {
+  while (t.ty > 1 && c.length < int64_t{t.ty} * kColumnRowsPerThread) {
     t.ty /= 2;
     t.tx *= 2;
   }
@@ -291,9 +312,10 @@ void launch_columns(const Columns<T>& c, Out* y, const at::Tensor& like) {
   t.splits = 1;
   if (t.tiles < capacity) {
     const int64_t fill = ceil_div(capacity, t.tiles);
-    const int64_t enough_rows = ceil_div(c.length, int64_t{t.ty} * kColumnMinRowsPerThread);
+    const int64_t enough_rows = c.length / (int64_t{t.ty} * kColumnRowsPerThread);
     const int64_t cheap_finish = kColumnMaxFinishLoads * t.ty / kVec;
-    t.splits = std::max<int64_t>(1, std::min({fill, enough_rows, cheap_finish, max_split_blocks() / t.tiles}));
+    t.splits = std::clamp<int64_t>(std::min({fill, enough_rows, cheap_finish}), 1,
+                                   max_split_blocks() / t.tiles);
   }
   t.rows_per_split = ceil_div(c.length, t.splits);
   t.splits = ceil_div(c.length, t.rows_per_split);
@@ -318,8 +340,8 @@ void columns_pass(const T* x, const ReductionPass& pass, Out* y, const at::Tenso
                      pass.inner, pass.inner_stride};
   // One 16-byte vector a row per thread when every row of every tile starts on a 16-byte
   // boundary and the tile's outputs are adjacent.
-  bool vectors = reinterpret_cast<uintptr_t>(x) % 16 == 0 && pass.inner_stride == 1 &&
-                 pass.inner % kLanes == 0 && pass.reduced_stride % kLanes == 0;
+  bool vectors = reinterpret_cast<uintptr_t>(x) % 16 == 0 && reinterpret_cast<uintptr_t>(y) % 16 == 0 &&
+                 pass.inner_stride == 1 && pass.inner % kLanes == 0 && pass.reduced_stride % kLanes == 0;
   for (int d = 0; d < pass.outer.ndim; ++d) vectors = vectors && pass.outer.strides[d] % kLanes == 0;
   if (vectors) {
     launch_columns<T, Out, kLanes>(c, y, like);
@@ -348,7 +370,7 @@ void launch_auto(const SumPlan& plan, at::Tensor& out) {
     using Carry = carry_t<T>;
     const T* x = plan.input.const_data_ptr<T>();
     out_t<T>* y = out.mutable_data_ptr<out_t<T>>();
-    const std::vector<ReductionPass>& passes = plan.passes;
+    const auto& passes = plan.passes;
     if (passes.size() == 1) return run_pass(x, passes[0], y, out);
     at::Tensor carried = at::empty({passes[0].outputs()}, out.options().dtype(c10::CppTypeToScalarType<Carry>::value));
     run_pass(x, passes[0], carried.mutable_data_ptr<Carry>(), out);
