@@ -68,6 +68,24 @@ for step in $steps; do
         python3 benchmarks/ncu_stages.py >"$OUT/ncu.csv" 2>"$OUT/ncu.err" || { status=1; tail "$OUT/ncu.err"; }
       grep -c '"' "$OUT/ncu.csv"
       ;;
+    ncu-dims)
+      note "ncu, dim kernels"
+      metrics=gpu__time_duration.sum,dram__throughput.avg.pct_of_peak_sustained_elapsed
+      metrics+=,sm__warps_active.avg.pct_of_peak_sustained_active,smsp__inst_executed.sum
+      metrics+=,l1tex__data_bank_conflicts_pipe_lsu_mem_shared.sum,launch__grid_size
+      metrics+=,launch__occupancy_limit_shared_mem,launch__occupancy_limit_registers,launch__waves_per_multiprocessor
+      metrics+=,smsp__average_warp_latency_issue_stalled_barrier.ratio,smsp__average_warp_latency_issue_stalled_long_scoreboard.ratio
+      ncu --clock-control none --csv --metrics "$metrics" --kernel-name regex:'rows_|columns' \
+        python3 benchmarks/ncu_dims.py >"$OUT/ncu-dims.csv" 2>"$OUT/ncu-dims.err" || { status=1; tail "$OUT/ncu-dims.err"; }
+      python3 - "$OUT/ncu-dims.csv" <<'PY'
+import csv, sys
+rows = [r for r in csv.reader(open(sys.argv[1])) if len(r) > 10]
+head, body = rows[0], rows[1:]
+k, m, v = head.index("Kernel Name"), head.index("Metric Name"), head.index("Metric Value")
+for r in body:
+    print(r[k].split("(")[0][-40:], r[m], r[v])
+PY
+      ;;
     sweep)
       note sweep
       python3 -m warpreduce_torch.bench --out "$OUT" 2>/dev/null | tee "$OUT/sweep.txt" || status=1

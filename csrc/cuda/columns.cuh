@@ -35,22 +35,48 @@ struct ColumnTiling {
   int64_t rows_per_split;
 };
 
+// Shared memory for sum_down_ty: 16 KiB, whatever the accumulator.
+template <typename C>
+constexpr int kTyChunk = 16384 / (kColumnThreads * sizeof(C));  // values of v a pass
+
 // v summed over the ty threads that share a tx (thread = ty_index * tx + tx_index), in a
-// fixed tree order; thread ty_index == 0 gets it. Every thread of the block must call.
+// fixed order; the threads with ty_index == 0 get it. First within each warp by
+// shuffles (when tx < 32 a warp holds 32 / tx of the ty), then the warps' sums through
+// shared memory, kTyChunk values at a time. A tree in shared memory instead cost
+// log2(ty) + 2 barriers for every one of kVec values (90 a block for bfloat16): enough
+// to hold 16-lane columns at 63-83% of a full sum's speed on an H200.
 template <typename C, int kVec>
 __device__ __forceinline__ void sum_down_ty(C (&v)[kVec], C* shared, unsigned tx, unsigned ty) {
   if (ty == 1) return;
-  const unsigned ty_index = threadIdx.x / tx;
+  const unsigned lane = threadIdx.x % 32, warp = threadIdx.x / 32;
+  // In-warp: lanes with the same tx_index are tx apart.
+  for (unsigned offset = tx; offset < 32; offset *= 2) {
 #pragma unroll
-  for (int j = 0; j < kVec; ++j) {
-    shared[threadIdx.x] = v[j];
-    __syncthreads();
-    for (unsigned s = ty / 2; s > 0; s >>= 1) {
-      if (ty_index < s) shared[threadIdx.x] += shared[threadIdx.x + s * tx];
-      __syncthreads();
+    for (int j = 0; j < kVec; ++j) v[j] += __shfl_xor_sync(kFullMask, v[j], offset);
+  }
+  // Across warps: `groups` partial sums per tx_index remain, one per warp (tx < 32: the
+  // first tx lanes of each warp hold them) or one per ty_index (tx >= 32).
+  const unsigned groups = tx < 32 ? kColumnThreads / 32 : ty;
+  const unsigned group = tx < 32 ? warp : threadIdx.x / tx;
+  const unsigned column = tx < 32 ? lane : threadIdx.x % tx;
+  const bool holder = tx < 32 ? lane < tx : true;
+  constexpr int kChunk = kTyChunk<C> < kVec ? kTyChunk<C> : kVec;
+#pragma unroll
+  for (int j0 = 0; j0 < kVec; j0 += kChunk) {
+    if (holder) {
+#pragma unroll
+      for (int j = 0; j < kChunk; ++j) shared[(group * tx + column) * kChunk + j] = v[j0 + j];
     }
-    v[j] = shared[threadIdx.x];
-    __syncthreads();  // before the next j overwrites it
+    __syncthreads();
+    if (group == 0 && holder) {
+#pragma unroll
+      for (int j = 0; j < kChunk; ++j) {
+        C sum = shared[column * kChunk + j];
+        for (unsigned g = 1; g < groups; ++g) sum += shared[(g * tx + column) * kChunk + j];
+        v[j0 + j] = sum;
+      }
+    }
+    __syncthreads();  // before the next chunk overwrites
   }
 }
 
@@ -110,7 +136,7 @@ __global__ void __launch_bounds__(kColumnThreads, (kColumnMinBlocks<T, kVec>))
   using A = acc_t<T>;
   using C = combine_t<T>;
   constexpr int kUnroll = kVec > 1 ? 8 : 16;  // 128 or 16-128 bytes in flight a thread
-  __shared__ C shared[kColumnThreads];
+  __shared__ C shared[kColumnThreads * kTyChunk<C>];
   const unsigned tx = tiling.tx, ty = tiling.ty;
   const unsigned tx_index = threadIdx.x % tx, ty_index = threadIdx.x / tx;
   const int64_t split = blockIdx.y;
