@@ -63,16 +63,17 @@ __device__ __forceinline__ void sum_down_ty(C (&v)[kVec], C* shared, unsigned tx
   constexpr int kChunk = kTyChunk<C> < kVec ? kTyChunk<C> : kVec;
 #pragma unroll
   for (int j0 = 0; j0 < kVec; j0 += kChunk) {
+    // [j][group][column]: a warp's lanes touch consecutive words.
     if (holder) {
 #pragma unroll
-      for (int j = 0; j < kChunk; ++j) shared[(group * tx + column) * kChunk + j] = v[j0 + j];
+      for (int j = 0; j < kChunk; ++j) shared[(j * groups + group) * tx + column] = v[j0 + j];
     }
     __syncthreads();
     if (group == 0 && holder) {
 #pragma unroll
       for (int j = 0; j < kChunk; ++j) {
-        C sum = shared[column * kChunk + j];
-        for (unsigned g = 1; g < groups; ++g) sum += shared[(g * tx + column) * kChunk + j];
+        C sum = shared[j * groups * tx + column];
+        for (unsigned g = 1; g < groups; ++g) sum += shared[(j * groups + g) * tx + column];
         v[j0 + j] = sum;
       }
     }

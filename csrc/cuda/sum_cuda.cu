@@ -212,12 +212,8 @@ constexpr int64_t kTiledMaxRowBytes = 1024;
 // A thread of a split should read at least this many 16-byte vectors.
 constexpr int64_t kSplitMinVectorsPerThread = SplitPolicy::kUnroll;
 // A column thread sums at least this many rows (4 rounds of 8 loads) before a tile's
-// rows are shared by more threads of a block...
+// rows are shared by more threads.
 constexpr int64_t kColumnRowsPerThread = 32;
-// ... and this many (a round) when they are shared by more blocks, to make kColumnRounds
-// rounds of blocks.
-constexpr int64_t kColumnMinRowsPerSplit = 8;
-constexpr int64_t kColumnRounds = 4;
 // The last block of a column split reads at most this many partials a thread.
 constexpr int64_t kColumnMaxFinishLoads = 32;
 
@@ -264,11 +260,14 @@ void rows_pass(const T* x, const ReductionPass& pass, Out* y, const at::Tensor& 
   }
   if (pass.packed_rows() && rows.count > 1 && row_bytes <= kTiledMaxRowBytes) {
     const int64_t rows_per_tile = kTileBytes / row_bytes;
+    // A thread a row, unless rows a multiple of 4 words apart put a warp's threads on a
+    // quarter of the banks or fewer: then 8 lanes a row.
+    const unsigned group = row_bytes % 16 == 0 ? 8 : 1;
     const size_t shared = kTileBytes + 16;
     const int64_t blocks = std::min(ceil_div(rows.count, rows_per_tile),
                                     resident_blocks<rows_tiled<T, Out>>(kTiledThreads, shared));
     rows_tiled<T, Out><<<blocks, kTiledThreads, shared, stream>>>(x, rows.count, rows.length,
-                                                                  rows_per_tile, y);
+                                                                  rows_per_tile, group, y);
     C10_CUDA_KERNEL_LAUNCH_CHECK();
     return;
   }
@@ -310,17 +309,17 @@ void launch_columns(const Columns<T>& c, Out* y, const at::Tensor& like) {
   }
   t.tiles_per_outer = ceil_div(vec_cols, t.tx);
   t.tiles = c.outer_size * t.tiles_per_outer;
-  // Then enough blocks for kColumnRounds rounds of the GPU, so that the SMs idle in the
-  // last round cost little (416 tiles on 264 slots ran at 79% of the full sum's speed):
-  // a tile's rows split over blocks while every thread keeps kColumnMinRowsPerSplit rows
-  // and the finish stays cheap.
+  // When the tiles do not fill the GPU, a tile's rows split over blocks, while every
+  // thread keeps kColumnRowsPerThread rows and the finish stays cheap. Only then: a split
+  // writes and reads splits x outputs partial sums, and splitting for more rounds of
+  // blocks (to shorten the last one) cost 32 x 2^20 dim 0 a third of its speed.
   const int64_t capacity = resident_blocks<columns<T, Out, kVec>>(kColumnThreads);
   t.splits = 1;
-  if (t.tiles < kColumnRounds * capacity) {
-    const int64_t wanted = ceil_div(kColumnRounds * capacity, t.tiles);
-    const int64_t enough_rows = c.length / (int64_t{t.ty} * kColumnMinRowsPerSplit);
+  if (t.tiles < capacity) {
+    const int64_t fill = ceil_div(capacity, t.tiles);
+    const int64_t enough_rows = c.length / (int64_t{t.ty} * kColumnRowsPerThread);
     const int64_t cheap_finish = kColumnMaxFinishLoads * t.ty / kVec;
-    t.splits = std::clamp<int64_t>(std::min({wanted, enough_rows, cheap_finish}), 1,
+    t.splits = std::clamp<int64_t>(std::min({fill, enough_rows, cheap_finish}), 1,
                                    max_split_blocks() / t.tiles);
   }
   t.rows_per_split = ceil_div(c.length, t.splits);
