@@ -271,52 +271,86 @@ __global__ void __launch_bounds__(kVectorRowsThreads)
   }
 }
 
-constexpr unsigned kTiledThreads = 512;
-constexpr int64_t kTileBytes = 32 * 1024;  // 4 16-byte loads a thread
+constexpr unsigned kTiledThreads = 256;
+constexpr int64_t kTileBytes = 16 * 1024;  // 4 16-byte copies a thread
+constexpr int64_t kTileStage = kTileBytes / 16 + 1;  // 16-byte slots a stage: a tile + 16 bytes
+
+// 16 bytes from global to shared memory without passing through registers (cp.async,
+// sm_80 and later), skipping L1 as load_streaming does.
+__device__ __forceinline__ void copy_async(uint4* shared, const uint4* global) {
+#if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 800
+  const unsigned address = static_cast<unsigned>(__cvta_generic_to_shared(shared));
+  asm volatile("cp.async.cg.shared.global [%0], [%1], 16;" ::"r"(address), "l"(global));
+#else
+  *shared = *global;
+#endif
+}
+__device__ __forceinline__ void copy_async_commit() {
+#if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 800
+  asm volatile("cp.async.commit_group;");
+#endif
+}
+// Waits until at most `pending` of this thread's committed groups are still in flight.
+template <int pending>
+__device__ __forceinline__ void copy_async_wait() {
+#if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 800
+  asm volatile("cp.async.wait_group %0;" ::"n"(pending));
+#endif
+}
 
 // Short rows one after the other (row r at x + r * length) that are not whole vectors
-// (3 floats, 100 bfloat16s) or not aligned: a block copies tiles of rows_per_tile whole
-// rows into shared memory, 16-byte loads for all but the tile's unaligned ends, then
-// `group` lanes (1 or 8) sum each row there. A warp a row spent ~110 instructions a
-// row on 100 bfloat16s (ncu: 115 M for 2^20 rows, 35% of a full sum's speed); a thread
-// a row adds an element per instruction for 32 rows at once. The tile is placed at the
-// same offset from a 16-byte boundary as its source, so the vectors land aligned.
-// Combined in acc_t, as rows_vectors.
+// (3 floats, 100 bfloat16s) or not aligned. A block streams tiles of rows_per_tile whole
+// rows into shared memory, two stages deep: the next tile's 16-byte copies are in flight
+// (cp.async) while `group` lanes (1 or 8) sum each row of the current one. Copying and
+// summing in turn left a block's loads idle while it summed (59-64% of a full sum's
+// speed on rows of 3 floats and 100 bfloat16s), and a warp a row spent ~110
+// instructions a row on 100 bfloat16s (ncu: 115 M for 2^20 rows); a thread a row adds
+// an element per instruction for 32 rows at once. A tile is placed at the same offset
+// from a 16-byte boundary as its source, so the copies land aligned. Combined in acc_t,
+// as rows_vectors.
 template <typename T, typename Out>
 __global__ void __launch_bounds__(kTiledThreads)
     rows_tiled(const T* __restrict__ x, int64_t count, int64_t length, int64_t rows_per_tile,
                unsigned group, Out* __restrict__ y) {
   using A = acc_t<T>;
   constexpr int kLanes = 16 / sizeof(T);
-  extern __shared__ uint4 shared_vectors[];  // kTileBytes + 16
+  extern __shared__ uint4 shared_vectors[];  // 2 stages of kTileStage
   const int64_t tiles = (count + rows_per_tile - 1) / rows_per_tile;
   const int len = static_cast<int>(length);
   const int lane_in_row = static_cast<int>(threadIdx.x % group);
   const int rows_per_pass = static_cast<int>(kTiledThreads / group);
-  for (int64_t t = blockIdx.x; t < tiles; t += gridDim.x) {
-    const int64_t first_row = t * rows_per_tile;
-    const int tile_rows = static_cast<int>(min(rows_per_tile, count - first_row));
-    const VectorSpan<T> span(x + first_row * length, tile_rows * length);
-    T* tile = reinterpret_cast<T*>(shared_vectors) + (kLanes - span.head) % kLanes;
-    uint4* tile_body = shared_vectors + (span.head > 0 ? 1 : 0);
-    const int vectors = static_cast<int>(span.vectors);
-    {
-      uint4 v[4];
-#pragma unroll
-      for (int u = 0; u < 4; ++u) {
-        const int j = threadIdx.x + u * kTiledThreads;
-        v[u] = j < vectors ? load_streaming(span.body() + j) : uint4{0, 0, 0, 0};
-      }
-#pragma unroll
-      for (int u = 0; u < 4; ++u) {
-        const int j = threadIdx.x + u * kTiledThreads;
-        if (j < vectors) tile_body[j] = v[u];
-      }
+
+  auto rows_of = [&](int64_t t) { return static_cast<int>(min(rows_per_tile, count - t * rows_per_tile)); };
+  auto span_of = [&](int64_t t) {
+    return VectorSpan<T>(x + t * rows_per_tile * length, rows_of(t) * length);
+  };
+  auto tile_in = [&](int stage, const VectorSpan<T>& span) {
+    return reinterpret_cast<T*>(shared_vectors + stage * kTileStage) + (kLanes - span.head) % kLanes;
+  };
+  // Starts copying tile t into `stage`: the vectors asynchronously, the few scalars of
+  // its unaligned ends directly.
+  auto start_copy = [&](int64_t t, int stage) {
+    if (t < tiles) {
+      const VectorSpan<T> span = span_of(t);
+      uint4* body = shared_vectors + stage * kTileStage + (span.head > 0 ? 1 : 0);
+      for (int64_t j = threadIdx.x; j < span.vectors; j += kTiledThreads) copy_async(body + j, span.body() + j);
+      T* tile = tile_in(stage, span);
+      if (threadIdx.x < span.head) tile[threadIdx.x] = span.x[threadIdx.x];
+      if (threadIdx.x < span.n - span.tail) tile[span.tail + threadIdx.x] = span.x[span.tail + threadIdx.x];
     }
-    if (threadIdx.x < span.head) tile[threadIdx.x] = span.x[threadIdx.x];
-    if (threadIdx.x < span.n - span.tail) tile[span.tail + threadIdx.x] = span.x[span.tail + threadIdx.x];
-    __syncthreads();
-    // Every warp runs the same passes (the group's shuffles need all 32 lanes).
+    copy_async_commit();  // an empty group past the last tile keeps the count in step
+  };
+
+  start_copy(blockIdx.x, 0);
+  int stage = 0;
+  for (int64_t t = blockIdx.x; t < tiles; t += gridDim.x, stage ^= 1) {
+    start_copy(t + gridDim.x, stage ^ 1);
+    copy_async_wait<1>();  // this thread's copies of tile t have landed...
+    __syncthreads();  // ... and everyone's
+    const T* tile = tile_in(stage, span_of(t));
+    const int tile_rows = rows_of(t);
+    const int64_t first_row = t * rows_per_tile;
+    // Every warp runs the same passes (a group's shuffles need all 32 lanes).
     for (int pass = 0; pass * rows_per_pass < tile_rows; ++pass) {
       const int r = pass * rows_per_pass + static_cast<int>(threadIdx.x / group);
       A acc = 0;
@@ -326,8 +360,9 @@ __global__ void __launch_bounds__(kTiledThreads)
       acc = sum_over_group(acc, group);
       if (lane_in_row == 0 && r < tile_rows) y[first_row + r] = static_cast<Out>(acc);
     }
-    __syncthreads();  // the tile is overwritten next
+    __syncthreads();  // the next iteration copies into the other stage, the one after into this
   }
+  copy_async_wait<0>();
 }
 
 }  // namespace warpreduce
