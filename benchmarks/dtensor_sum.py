@@ -141,7 +141,8 @@ if rank == 0:
     nccl = ""
     if on_gpu:
         version = torch.cuda.nccl.version()  # a tuple, or an int in some builds
-        nccl = ", NCCL " + (".".join(map(str, version)) if isinstance(version, tuple) else str(version))
+        version = ".".join(map(str, version)) if isinstance(version, tuple) else version
+        nccl = f", NCCL {version}"
     print(f"{world_size} x {where}, {datetime.datetime.now(datetime.timezone.utc):%Y-%m-%d %H:%M} "
           f"UTC, torch {torch.__version__}{nccl}")
     print(f"`{command.strip()}`")

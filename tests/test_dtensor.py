@@ -57,7 +57,7 @@ def free_port():
 
 
 def run_ranks(check, backend, world_size):
-    """Runs check(mesh_device) on `world_size` fresh processes, in one process group."""
+    """Runs check(device) on `world_size` fresh processes, in one process group."""
     # spawn (not fork): NCCL and CUDA need fresh processes. A failing rank's traceback
     # comes back in the ProcessRaisedException that spawn raises.
     mp.spawn(
@@ -166,7 +166,10 @@ def assert_matches_full_sum(result, full, dim, keepdim, dtype, combined_parts, i
     if full.dtype.is_floating_point:
         tol += input_parts * torch.finfo(full.dtype).eps * abs_ref  # pieces added
     err = (got.double() - ref).abs()
-    assert torch.all(err <= tol), f"max error {err.max().item():.3g}, tolerance {tol.min().item():.3g}"
+    worst = torch.argmax(err - tol)
+    assert torch.all(err <= tol), (
+        f"error {err.flatten()[worst].item():.3g} over tolerance {tol.flatten()[worst].item():.3g}"
+    )
 
 
 def expected_placements(source, result_dtype, torch_sum_placements):
@@ -224,7 +227,7 @@ MAIN_SHAPE = (7, 5)
 OTHER_SHAPES = [(3, 5, 6), (11,), (1, 6), (0, 4), ()]
 DTYPES = [torch.float32, torch.float64, torch.bfloat16, torch.int64, torch.int32, torch.int8,
           torch.bool]
-FEW_DTYPES = [torch.float32, torch.bfloat16, torch.int64, torch.int8]
+FEW_DTYPES = [torch.float32, torch.bfloat16, torch.int8]
 # dtype= casts first: widening, narrowing, float to int, int to float.
 CASTS = [(torch.float32, torch.float64), (torch.bfloat16, torch.float32),
          (torch.int8, torch.float64), (torch.float32, torch.int32), (torch.int32, torch.int64)]
@@ -270,7 +273,7 @@ def check_sums_match_torch_sum(device):
         main_dtypes = [(t, None) for t in DTYPES] + CASTS
         other_shapes = OTHER_SHAPES
     else:
-        main_dtypes = [(t, None) for t in FEW_DTYPES] + CASTS[2:4]
+        main_dtypes = [(t, None) for t in FEW_DTYPES] + [(torch.int8, torch.float64)]
         other_shapes = [(3, 5, 6), (1, 6)]
     cases = []
     for mesh in meshes:
@@ -331,9 +334,9 @@ def check_compiled(mesh):
     def f(t):
         return wr.sum(t * 2, dim=1), wr.sum(t, dim=0, keepdim=True)
 
-    # Even shards: with uneven ones, torch.compile's FX graph cache (shared by the ranks
-    # on one machine) hands one rank's compiled code, local shapes and all, to another,
-    # whose shard has other sizes; torch.sum fails the same way.
+    # Even shards: with uneven ones, torch 2.14's FX graph cache (shared by the ranks on
+    # one machine) can hand one rank the code compiled for another's shard, local sizes
+    # and all, which then fails its size check; torch.sum fails the same way.
     x = random_tensor((8, 6), torch.float32, "cpu", seed=5).to(mesh.device_type)
     eager_in = distribute_tensor(x, mesh, [Shard(1)]).requires_grad_()
     compiled_in = distribute_tensor(x, mesh, [Shard(1)]).requires_grad_()
