@@ -301,7 +301,7 @@ __device__ __forceinline__ void copy_async_wait() {
 // Short rows one after the other (row r at x + r * length) that are not whole vectors
 // (3 floats, 100 bfloat16s) or not aligned. A block streams tiles of rows_per_tile whole
 // rows into shared memory, two stages deep: the next tile's 16-byte copies are in flight
-// (cp.async) while `group` lanes (1 or 8) sum each row of the current one. Copying and
+// (cp.async) while `group` lanes sum each row of the current one. Copying and
 // summing in turn left a block's loads idle while it summed (59-64% of a full sum's
 // speed on rows of 3 floats and 100 bfloat16s), and a warp a row spent ~110
 // instructions a row on 100 bfloat16s (ncu: 115 M for 2^20 rows); a thread a row adds
@@ -372,12 +372,20 @@ __global__ void __launch_bounds__(kTiledThreads)
     // Every warp runs the same passes (a group's shuffles need all 32 lanes).
     for (int pass = 0; pass * rows_per_pass < tile_rows; ++pass) {
       const int r = pass * rows_per_pass + static_cast<int>(threadIdx.x / group);
-      A acc = 0;
+      // Four independent sums: one chain of dependent adds and shared-memory loads made a
+      // row of 100 a thread as slow as copying the tile.
+      A acc[4] = {0, 0, 0, 0};
       if (r < tile_rows) {
-        for (int i = lane_in_row; i < len; i += group) acc += static_cast<A>(tile[r * len + i]);
+        const T* row = tile + r * len;
+        int i = lane_in_row;
+        for (; i + 3 * static_cast<int>(group) < len; i += 4 * group) {
+#pragma unroll
+          for (int k = 0; k < 4; ++k) acc[k] += static_cast<A>(row[i + k * group]);
+        }
+        for (; i < len; i += group) acc[0] += static_cast<A>(row[i]);
       }
-      acc = sum_over_group(acc, group);
-      if (lane_in_row == 0 && r < tile_rows) y[first_row + r] = static_cast<Out>(acc);
+      const A sum = sum_over_group((acc[0] + acc[1]) + (acc[2] + acc[3]), group);
+      if (lane_in_row == 0 && r < tile_rows) y[first_row + r] = static_cast<Out>(sum);
     }
     next.finish();
     __syncthreads();  // the next iteration copies into the other stage, the one after into this
