@@ -83,10 +83,10 @@ __device__ __forceinline__ uint4 load_streaming(const uint4* p) {
 }
 
 // Thread `first` of `step` threads adds vectors first, first + step, ... of body[0,
-// vectors) into acc, kUnroll loads in flight before the first add. The last round is
+// vectors) into sums, kUnroll loads in flight before the first add. The last round is
 // predicated rather than one load at a time, so that it too is in flight at once.
-template <typename T, int kUnroll, typename A, int kLanes = 16 / sizeof(T)>
-__device__ __forceinline__ void add_vectors(A (&acc)[kLanes], const uint4* body, int64_t vectors,
+template <int kUnroll, typename Sums>
+__device__ __forceinline__ void add_vectors(Sums& sums, const uint4* body, int64_t vectors,
                                             int64_t first, int64_t step) {
   int64_t i = first;
 #pragma unroll 1  // kUnroll loads in flight is the policy: no more (registers)
@@ -95,7 +95,7 @@ __device__ __forceinline__ void add_vectors(A (&acc)[kLanes], const uint4* body,
 #pragma unroll
     for (int u = 0; u < kUnroll; ++u) v[u] = load_streaming(body + i + u * step);
 #pragma unroll
-    for (int u = 0; u < kUnroll; ++u) add_lanes<T>(acc, v[u]);
+    for (int u = 0; u < kUnroll; ++u) sums.add(v[u]);
   }
   uint4 v[kUnroll];
 #pragma unroll
@@ -103,27 +103,28 @@ __device__ __forceinline__ void add_vectors(A (&acc)[kLanes], const uint4* body,
     v[u] = i + u * step < vectors ? load_streaming(body + i + u * step) : uint4{0, 0, 0, 0};
   }
 #pragma unroll
-  for (int u = 0; u < kUnroll; ++u) add_lanes<T>(acc, v[u]);
+  for (int u = 0; u < kUnroll; ++u) sums.add(v[u]);
 }
 
 // Thread `first` of `step` threads: its share of a row, summed in C. Contiguous rows are
-// read 16 bytes at a time (VectorSpan); the scalars of the row's unaligned head and tail
-// go to the threads first < kLanes, which must all exist: step >= kLanes, or a caller
-// that adds span.edges(k) for the k >= step itself.
+// read 16 bytes at a time (VectorSpan) into LaneSums; the scalars of the row's unaligned
+// head and tail go to the threads first < kLanes, which must all exist: step >= kLanes,
+// or a caller that adds span.edges(k) for the k >= step itself.
 template <typename T, int kUnroll, typename C, typename Rows>
 __device__ __forceinline__ C thread_share(Rows rows, int64_t r, int64_t first, int64_t step) {
-  using A = acc_t<T>;
+  using Sums = LaneSums<T>;
+  using V = typename Sums::value_t;
   constexpr int kLanes = 16 / sizeof(T);
-  A acc[kLanes] = {};
+  Sums sums;
   const T* row = rows.row(r);
   if (rows.stride() == 1) {
     const VectorSpan<T> span(row, rows.length);
-    add_vectors<T, kUnroll>(acc, span.body(), span.vectors, first, step);
-    if (first < kLanes) acc[0] += span.template edges<A>(first);
+    add_vectors<kUnroll>(sums, span.body(), span.vectors, first, step);
+    if (first < kLanes) sums.add_value(span.template edges<V>(first));
   } else {
-    for (int64_t i = first; i < rows.length; i += step) acc[0] += static_cast<A>(row[i * rows.stride()]);
+    for (int64_t i = first; i < rows.length; i += step) sums.add_value(static_cast<V>(row[i * rows.stride()]));
   }
-  return sum_lanes<C>(acc);
+  return sums.template total<C>();
 }
 
 // Tuning of rows_split, kept as data; benchmarks/tune_fast_sum.cu times the alternatives

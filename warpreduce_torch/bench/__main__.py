@@ -29,9 +29,7 @@ import warpreduce_torch as wr
 from warpreduce_torch import _C
 
 from . import dims, stages
-from .timing import Device, implementation, rotating_inputs, side_by_side
-
-DTYPES = stages.DTYPES
+from .timing import DTYPES, Device, implementation, rotating_inputs, side_by_side
 
 
 def parse_sizes(text):
@@ -77,7 +75,8 @@ def run(args):
     on_gpu = torch.cuda.is_available()
     device = Device.current()
     where = "cuda" if on_gpu else "cpu"
-    impls = ["torch.sum"] + [k for k in args.kernels if k in wr.kernels(where)]
+    impls = ["torch.sum"] + [k for k in args.kernels
+                             if k in wr.kernels(where) or (k == "torch.compile" and on_gpu)]
     if args.stages and on_gpu:
         impls += [k for k in wr.kernels("cuda", "stage") if k not in impls]
     sizes = parse_sizes(args.sizes or ("10-28" if on_gpu else "10-24"))
@@ -222,8 +221,8 @@ def main(argv=None):
                         "(default 10-28 on a GPU, 10-24 on the CPU)")
     parser.add_argument("--dtypes", nargs="+", default=["float32", "bfloat16", "int32"],
                         choices=DTYPES)
-    parser.add_argument("--kernels", nargs="+", default=["auto", "cub"],
-                        help="warpreduce kernels to compare with torch.sum")
+    parser.add_argument("--kernels", nargs="+", default=["auto", "cub", "torch.compile"],
+                        help="warpreduce kernels (and torch.compile) to compare with torch.sum")
     parser.add_argument("--stages", action="store_true", help="add the eight staged kernels")
     parser.add_argument("--stages-table", action="store_true",
                         help="print the staged kernels' table instead (warpreduce_torch.bench.stages)")
