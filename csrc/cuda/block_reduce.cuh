@@ -150,7 +150,8 @@ __device__ __forceinline__ C sum_lanes(const A (&acc)[kLanes]) {
 // value_t, then total<C>().
 //
 // In general a sum per lane in acc_t: a short serial chain per lane, independent adds.
-template <typename T, typename = void>
+// kExact asks for float32's exact lanes (below), which only the full reduction takes.
+template <typename T, bool kExact = false, typename = void>
 struct LaneSums {
   using value_t = acc_t<T>;
   static constexpr int kLanes = 16 / sizeof(T);
@@ -163,13 +164,15 @@ struct LaneSums {
   }
 };
 
-// float32: two lanes in double, each adding two floats at a time (their sum is exact in
-// double). A thread's share of the row (~1000 elements at 2^28) then adds no error that
-// shows in the float result; with four float lanes auto's float32 error reached 28 ulp
-// at 2^28 (mean 5), over torch.sum's 12 (mean 2.9). Two doubles take the registers of
-// four floats: four doubles took 40 registers where 32 fit 4 blocks of 512 an SM.
+// float32, exact: two lanes in double, each adding two floats at a time (their sum is
+// exact in double). A thread's share of a full reduction (~1000 elements at 2^28) then
+// adds no error that shows in the float result: 0 ulp from the correctly rounded sum at
+// every size 2^10-2^28 (benchmarks/accuracy.py, H200), where four float lanes reached
+// 28 ulp at 2^28. Two doubles take the registers of four floats (four doubles took 40,
+// where 32 fit 4 blocks of 512 an SM). The conversions cost the dim reductions 2-4%
+// (rows of 16 KiB-256 KiB), so they keep float lanes.
 template <>
-struct LaneSums<float> {
+struct LaneSums<float, true> {
   using value_t = double;
   double lanes[2] = {};
   __device__ __forceinline__ void add(const uint4& v) {
@@ -189,8 +192,8 @@ struct LaneSums<float> {
 // vector; |2 halves| <= 65536). Sixteen 64-bit lanes for int8 spent the time widening
 // and adding, not loading (56% of peak at 2^28); the sum is the same, wraparound
 // included, since nothing is lost before the 64-bit sum.
-template <typename T>
-struct LaneSums<T, std::enable_if_t<std::is_integral_v<T> && sizeof(T) <= 2>> {
+template <typename T, bool kExact>
+struct LaneSums<T, kExact, std::enable_if_t<std::is_integral_v<T> && sizeof(T) <= 2>> {
   using value_t = unsigned long long;
   using Word = std::conditional_t<std::is_signed_v<T>, int, unsigned>;
   static constexpr int kWidenEvery = sizeof(T) == 1 ? 1 << 20 : 1 << 14;

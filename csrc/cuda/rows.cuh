@@ -110,9 +110,9 @@ __device__ __forceinline__ void add_vectors(Sums& sums, const uint4* body, int64
 // read 16 bytes at a time (VectorSpan) into LaneSums; the scalars of the row's unaligned
 // head and tail go to the threads first < kLanes, which must all exist: step >= kLanes,
 // or a caller that adds span.edges(k) for the k >= step itself.
-template <typename T, int kUnroll, typename C, typename Rows>
+template <typename T, int kUnroll, typename C, bool kExact = false, typename Rows>
 __device__ __forceinline__ C thread_share(Rows rows, int64_t r, int64_t first, int64_t step) {
-  using Sums = LaneSums<T>;
+  using Sums = LaneSums<T, kExact>;
   using V = typename Sums::value_t;
   constexpr int kLanes = 16 / sizeof(T);
   Sums sums;
@@ -134,9 +134,13 @@ __device__ __forceinline__ C thread_share(Rows rows, int64_t r, int64_t first, i
 // slower at 2^16 to 2^20. Blocks interleave (block b reads every gridDim-th tile): one
 // contiguous span a block instead cost 2-4% at 2^28, and a grid sized by the input
 // rather than by what fits the GPU at once 10-30% from 2^24 up.
+// 1-byte types keep 36 registers (3 blocks an SM), so they take 8 loads a thread to keep
+// the same 128 KiB an SM in flight: with 4 they ran at 88% of peak at 2^28, where 4-byte
+// types with 128 KiB reach 93%.
+template <typename T>
 struct SplitPolicy {
   static constexpr unsigned kThreads = 512;
-  static constexpr int kUnroll = 4;
+  static constexpr int kUnroll = sizeof(T) == 1 ? 8 : 4;
 };
 
 // How a block, having stored its partial sum, takes its ticket and learns whether it is
@@ -171,15 +175,16 @@ __device__ __forceinline__ void finish_split(const C* partials, int64_t parts, O
 // a block writes its row's sum; with several, each block leaves its partial in
 // partials[blockIdx.x] and takes the row's ticket, and the row's last block adds the
 // partials in index order (no float atomics). One row: the full reduction.
-template <typename T, typename Out, typename Rows, typename P = SplitPolicy>
+// kFull: a full reduction (one row), summed with exact float32 lanes (LaneSums).
+template <typename T, typename Out, typename Rows, bool kFull, typename P = SplitPolicy<T>>
 __global__ void __launch_bounds__(P::kThreads)
     rows_split(Rows rows, unsigned parts, Out* __restrict__ y, combine_t<T>* __restrict__ partials,
                unsigned* __restrict__ tickets) {
   using C = combine_t<T>;
   const unsigned part = blockIdx.x % parts;
   const int64_t row = blockIdx.x / parts;
-  const C share = thread_share<T, P::kUnroll, C>(rows, row, part * P::kThreads + threadIdx.x,
-                                                 parts * P::kThreads);
+  const C share = thread_share<T, P::kUnroll, C, kFull>(rows, row, part * P::kThreads + threadIdx.x,
+                                                        parts * P::kThreads);
   const C total = block_sum<P::kThreads>(share);
   if (parts == 1) {
     if (threadIdx.x == 0) y[row] = static_cast<Out>(total);

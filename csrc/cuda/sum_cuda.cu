@@ -205,7 +205,7 @@ void launch_stage(const SumPlan& plan, at::Tensor& out) {
 // Rows are tiled through shared memory up to this length.
 constexpr int64_t kTiledMaxRowBytes = 1024;
 // A thread of a split should read at least this many 16-byte vectors.
-constexpr int64_t kSplitMinVectorsPerThread = SplitPolicy::kUnroll;
+constexpr int64_t kSplitMinVectorsPerThread = 4;
 // A column thread sums at least this many rows (4 rounds of 8 loads) before a tile's
 // rows are shared by more threads.
 constexpr int64_t kColumnRowsPerThread = 32;
@@ -214,12 +214,12 @@ constexpr int64_t kColumnMaxFinishLoads = 32;
 
 // Several blocks a row, as many as fill the GPU (one row: the full reduction), or a
 // block a row when the rows are many.
-template <typename T, typename Out, typename Rows>
+template <typename T, typename Out, typename Rows, bool kFull>
 void split_rows(const Rows& rows, Out* y, const at::Tensor& like) {
-  using P = SplitPolicy;
+  using P = SplitPolicy<T>;
   constexpr int64_t kLanes = 16 / sizeof(T);
   const cudaStream_t stream = c10::cuda::getCurrentCUDAStream();
-  const int64_t capacity = resident_blocks<rows_split<T, Out, Rows>>(P::kThreads);
+  const int64_t capacity = resident_blocks<rows_split<T, Out, Rows, kFull>>(P::kThreads);
   const int64_t per_block = int64_t{P::kThreads} * kSplitMinVectorsPerThread * kLanes;
   int64_t parts = std::clamp<int64_t>(ceil_div(rows.length, per_block), 1,
                                       std::max<int64_t>(1, capacity / rows.count));
@@ -227,10 +227,10 @@ void split_rows(const Rows& rows, Out* y, const at::Tensor& like) {
   TORCH_CHECK(rows.count * parts <= std::numeric_limits<int>::max(), "warpreduce.sum: ",
               rows.count, " rows do not fit one launch");
   if (parts <= 1) {
-    rows_split<T, Out, Rows><<<rows.count, P::kThreads, 0, stream>>>(rows, 1u, y, nullptr, nullptr);
+    rows_split<T, Out, Rows, kFull><<<rows.count, P::kThreads, 0, stream>>>(rows, 1u, y, nullptr, nullptr);
   } else {
     const SplitScratch scratch = split_scratch(like);
-    rows_split<T, Out, Rows><<<rows.count * parts, P::kThreads, 0, stream>>>(
+    rows_split<T, Out, Rows, kFull><<<rows.count * parts, P::kThreads, 0, stream>>>(
         rows, static_cast<unsigned>(parts), y, static_cast<combine_t<T>*>(scratch.partials), scratch.tickets);
   }
   C10_CUDA_KERNEL_LAUNCH_CHECK();
@@ -267,6 +267,14 @@ void rows_pass(const T* x, const ReductionPass& pass, Out* y, const at::Tensor& 
     unsigned group = row_bytes % 16 == 0 ? 8 : 1;
     while (group < 32 && rows_per_tile * group < 2 * int64_t{kTiledThreads}) group *= 2;
     const size_t shared = 2 * kTileStage * 16;
+    // Ask for the most shared memory an SM can give (a hint; the driver may otherwise
+    // pick a smaller carveout, and fewer resident blocks, than the occupancy counted on).
+    static const bool carveout = [] {
+      C10_CUDA_CHECK(cudaFuncSetAttribute(rows_tiled<T, Out>, cudaFuncAttributePreferredSharedMemoryCarveout,
+                                          cudaSharedmemCarveoutMaxShared));
+      return true;
+    }();
+    (void)carveout;
     const int64_t blocks = std::min(ceil_div(rows.count, rows_per_tile),
                                     resident_blocks<rows_tiled<T, Out>>(kTiledThreads, shared));
     rows_tiled<T, Out><<<blocks, kTiledThreads, shared, stream>>>(x, rows.count, rows.length,
@@ -288,11 +296,15 @@ void rows_pass(const T* x, const ReductionPass& pass, Out* y, const at::Tensor& 
     return;
   }
 
-  if (pass.even_rows()) {
-    const int64_t row_stride = pass.outer.ndim == 0 ? 0 : pass.outer.strides[0];
-    split_rows<T>(EvenRows<T>{x, row_stride, pass.outer_size, pass.length}, y, like);
+  const EvenRows<T> even{x, pass.outer.ndim == 0 ? 0 : pass.outer.strides[0], pass.outer_size, pass.length};
+  if (pass.even_rows() && rows.count == 1) {
+    split_rows<T, Out, EvenRows<T>, true>(even, y, like);
+  } else if (pass.even_rows()) {
+    split_rows<T, Out, EvenRows<T>, false>(even, y, like);
+  } else if (rows.count == 1) {
+    split_rows<T, Out, StridedRows<T>, true>(rows, y, like);
   } else {
-    split_rows<T>(rows, y, like);
+    split_rows<T, Out, StridedRows<T>, false>(rows, y, like);
   }
 }
 
