@@ -52,6 +52,7 @@ TORCH_LIBRARY(warpreduce, m) {
       "Tensor");
   m.impl("sum", c10::DispatchKey::CompositeImplicitAutograd, TORCH_FN(sum));
   m.def("kernels(str device_type, str? role=None) -> str[]", &kernels_op);
+  m.def("dtypes() -> str[]", &supported_dtypes);
   m.def("_check_args(ScalarType self_dtype, ScalarType? dtype, str device_type, str kernel) -> ()",
         &check_args_op);
 }

@@ -14,26 +14,17 @@ struct NamedDtype {
   at::ScalarType type;
   const char* name;  // as torch names it
 };
-constexpr std::array<NamedDtype, 10> kSupportedDtypes = {{
-    {at::kBool, "bool"},
-    {at::kByte, "uint8"},
-    {at::kChar, "int8"},
-    {at::kShort, "int16"},
-    {at::kInt, "int32"},
-    {at::kLong, "int64"},
-    {at::kHalf, "float16"},
-    {at::kBFloat16, "bfloat16"},
-    {at::kFloat, "float32"},
-    {at::kDouble, "float64"},
-}};
+#define WARPREDUCE_NAMED_DTYPE(type, name, ...) NamedDtype{type, name},
+constexpr NamedDtype kSupportedDtypes[] = {WARPREDUCE_DTYPES(WARPREDUCE_NAMED_DTYPE, )};
+#undef WARPREDUCE_NAMED_DTYPE
 
 void check_dtype(at::ScalarType t) {
   for (const auto& supported : kSupportedDtypes) {
     if (supported.type == t) return;
   }
   std::ostringstream names;
-  for (size_t i = 0; i < kSupportedDtypes.size(); ++i) {
-    names << (i ? ", " : "") << kSupportedDtypes[i].name;
+  for (const auto& supported : kSupportedDtypes) {
+    names << (&supported == kSupportedDtypes ? "" : ", ") << supported.name;
   }
   TORCH_CHECK_NOT_IMPLEMENTED(false, "warpreduce.sum does not support dtype ", t,
                               "; supported: ", names.str());
@@ -78,6 +69,12 @@ bool plan_passes(const at::Tensor& x, uint64_t reduced, c10::SmallVector<Reducti
 #ifndef WARPREDUCE_WITH_CUDA
 c10::ArrayRef<Kernel> cuda_kernels() { return {}; }
 #endif
+
+std::vector<std::string> supported_dtypes() {
+  std::vector<std::string> names;
+  for (const auto& supported : kSupportedDtypes) names.emplace_back(supported.name);
+  return names;
+}
 
 std::string_view role_name(KernelRole role) {
   switch (role) {

@@ -5,6 +5,8 @@ import math
 import pytest
 import torch
 
+import warpreduce_torch as wr
+
 HAS_CUDA = torch.cuda.is_available()
 requires_cuda = pytest.mark.skipif(
     not HAS_CUDA,
@@ -12,9 +14,9 @@ requires_cuda = pytest.mark.skipif(
 )
 DEVICES = ["cpu", pytest.param("cuda", marks=requires_cuda)]
 
-FLOAT_DTYPES = [torch.float32, torch.float64, torch.float16, torch.bfloat16]
-INT_DTYPES = [torch.bool, torch.uint8, torch.int8, torch.int16, torch.int32, torch.int64]
-DTYPES = FLOAT_DTYPES + INT_DTYPES
+DTYPES = wr.dtypes()  # every dtype the op takes, from the library's own list
+FLOAT_DTYPES = [t for t in DTYPES if t.is_floating_point]
+INT_DTYPES = [t for t in DTYPES if not t.is_floating_point]
 
 # Awkward lengths: empty, one, around a warp, around a block, 2^k +- 1, primes.
 SIZES = [0, 1, 2, 31, 33, 255, 257, 1025, 4093, 65535, 65537, 1_000_003]

@@ -37,6 +37,11 @@ def kernels(device="cuda", role=None):
     return torch.ops.warpreduce.kernels(torch.device(device).type, role)
 
 
+def dtypes():
+    """The dtypes warpreduce.sum takes, in the library's order."""
+    return [getattr(torch, name) for name in torch.ops.warpreduce.dtypes()]
+
+
 # warpreduce::sum forwards to warpreduce::_sum (csrc/ops.cpp says why), which holds the
 # kernels, autograd and this fake kernel.
 @torch.library.register_fake("warpreduce::_sum")

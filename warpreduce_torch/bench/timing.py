@@ -37,9 +37,7 @@ class Device:
 
 
 # The dtypes warpreduce.sum takes, by torch's names: the benchmarks' --dtypes choices.
-DTYPES = {str(t).removeprefix("torch."): t for t in (
-    torch.bool, torch.uint8, torch.int8, torch.int16, torch.int32, torch.int64,
-    torch.float16, torch.bfloat16, torch.float32, torch.float64)}
+DTYPES = {str(t).removeprefix("torch."): t for t in wr.dtypes()}
 
 
 def make_input(n, dtype, device, seed=0):
