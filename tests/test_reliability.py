@@ -160,6 +160,32 @@ def test_zero_dim_input_errors_like_torch(device, dim):
         wr.sum(x, dim)
 
 
+NEGATIVE_ZERO_CASES = [  # (shape, dim): one element to add
+    ((), None),
+    ((1,), None),
+    ((4, 1), 1),
+    ((1, 3, 1), (0, 2)),
+]
+
+
+@pytest.mark.xfail(
+    strict=True,
+    reason="a sum of one element is 0 + x in torch.sum (so -0.0 gives +0.0); "
+    "warpreduce_torch.sum copies the element and gives -0.0",
+)
+@pytest.mark.parametrize("device", DEVICES)
+@pytest.mark.parametrize("dtype", [torch.float32, torch.float64, torch.float16, torch.bfloat16],
+                         ids=str)
+@pytest.mark.parametrize("shape,dim", NEGATIVE_ZERO_CASES, ids=str)
+def test_one_element_sum_of_negative_zero_is_positive_zero(device, dtype, shape, dim):
+    """torch.sum adds from 0, and 0.0 + -0.0 is +0.0: the sign shows in 1 / result."""
+    x = torch.full(shape, -0.0, dtype=dtype, device=device)
+    expected = torch.sum(x, dim)
+    got = wr.sum(x, dim)
+    assert torch.equal(got, expected)  # -0.0 == 0.0: this alone cannot tell them apart
+    assert torch.equal(torch.signbit(got), torch.signbit(expected)), (got, expected)
+
+
 # --- a stream whose scratch was evicted ----------------------------------------------------
 
 
