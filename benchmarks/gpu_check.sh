@@ -43,8 +43,13 @@ for step in $steps; do
         PYTORCH_NO_CUDA_MEMORY_CACHING=1 timeout 400 compute-sanitizer --tool "$tool" --error-exitcode 9 \
           python3 benchmarks/sanitize.py >"$OUT/sanitize-$tool.log" 2>&1 &
       done
+      # CUDA graph capture needs the caching allocator: the scratch part again with it.
+      for tool in initcheck racecheck; do
+        timeout 400 compute-sanitizer --tool "$tool" --error-exitcode 9 \
+          python3 benchmarks/sanitize.py --part scratch >"$OUT/sanitize-graph-$tool.log" 2>&1 &
+      done
       for job in $(jobs -p); do wait "$job" || status=1; done
-      for tool in $tools; do
+      for tool in $tools graph-initcheck graph-racecheck; do
         echo "--- $tool"; grep -E "ERROR SUMMARY|Error|error|ok$" "$OUT/sanitize-$tool.log" | tail -12
       done
       cat "$OUT"/sanitize-*.log >"$OUT/sanitize.log" && rm "$OUT"/sanitize-*.log

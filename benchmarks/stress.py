@@ -744,13 +744,17 @@ def memory(args):
 # --- several GPUs -------------------------------------------------------------------------
 
 
-def cross_device_worker(data_device, current_device, kernels, max_elements, seed, batch=4):
-    """Inputs on data_device, made and summed on a stream of data_device, while the
-    thread's current device is current_device."""
+def cross_device_worker(data_device, current_device, side_stream, kernels, max_elements, seed,
+                        batch=4):
+    """Inputs on data_device, made and summed on a stream of data_device (a side stream,
+    or its default stream), while the thread's current device is current_device."""
 
     def work(stop, tally):
         rng = random.Random(seed)
-        stream = torch.cuda.Stream(data_device)
+        if side_stream:
+            stream = torch.cuda.Stream(data_device)
+        else:
+            stream = torch.cuda.default_stream(data_device)
         torch.cuda.set_stream(stream)  # also makes data_device current
         torch.cuda.set_device(current_device)
         assert torch.cuda.current_device() == current_device
@@ -765,7 +769,8 @@ def cross_device_worker(data_device, current_device, kernels, max_elements, seed
                     got = call.run(x)
                     if got.device != x.device:
                         tally.note("wrong", call, f"result on {got.device}, input on {x.device}")
-                    pending.append((call, x, got))
+                    else:
+                        pending.append((call, x, got))
                 except Exception as e:  # noqa: BLE001
                     tally.note("error", call, f"{type(e).__name__}: {e}"[:300])
                 tally.calls += 1
@@ -820,9 +825,12 @@ def multi_gpu(args):
         graph_tally.notes.append(f"graphs on cuda:1: DIED\n{traceback.format_exc()}")
     targets = {}
     for i in range(args.threads):
-        data, current = i % 2, (i + 1) % 2  # half the threads each way
-        targets[f"data-cuda:{data}-current-cuda:{current}-{i}"] = cross_device_worker(
-            data, current, kernels, args.max_elements or (1 << 20), args.seed + i)
+        # Half the threads each way; of each half, every other on the data device's
+        # default stream.
+        data, current, side = i % 2, (i + 1) % 2, i // 2 % 2 == 0
+        name = f"data-cuda:{data}-current-cuda:{current}-{'side' if side else 'default'}-{i}"
+        targets[name] = cross_device_worker(data, current, side, kernels,
+                                            args.max_elements or (1 << 20), args.seed + i)
     tallies, elapsed = run_threads(targets, args.seconds, args.stall)
     tallies[graph_tally.name] = graph_tally
     calls, wrong, errors = summarize(tallies)
@@ -831,7 +839,8 @@ def multi_gpu(args):
         torch.cuda.synchronize(d)
     after = [torch.cuda.memory_allocated(d) for d in (0, 1)]
     line = (f"multi-gpu: {torch.cuda.device_count()} GPUs, {args.threads} threads with inputs "
-            f"on the device that is not current, {elapsed:.1f} s, {calls} calls, "
+            f"on the device that is not current (on a side or the default stream of the "
+            f"input's), {elapsed:.1f} s, {calls} calls, "
             f"{graph_tally.captures} graphs captured on cuda:1 / {graph_tally.replays} replays, "
             f"wrong {wrong}, errors {errors}, allocated cuda:0 {mib(before[0])} -> "
             f"{mib(after[0])}, cuda:1 {mib(before[1])} -> {mib(after[1])}")
