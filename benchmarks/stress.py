@@ -366,6 +366,7 @@ def concurrency(args):
             targets["graphs"] = graph_worker(device, kernels, max_elements // 4, args.seed + 2000)
         torch.cuda.synchronize()
         before = torch.cuda.memory_allocated()
+    rss_before = rss_bytes()
     tallies, elapsed = run_threads(targets, args.seconds, args.stall)
     calls, wrong, errors = summarize(tallies)
     if device == "cuda":
@@ -378,10 +379,11 @@ def concurrency(args):
     if "graphs" in tallies:
         g = tallies["graphs"]
         line += f", {g.captures} graphs captured, {g.replays} replays"
+    gc.collect()
     if device == "cuda":
-        gc.collect()
         torch.cuda.synchronize()
         line += f", allocated {mib(before)} -> {mib(torch.cuda.memory_allocated())}"
+    line += f", rss {mib(rss_before)} -> {mib(rss_bytes())}"
     ok = wrong == 0 and errors == 0 and calls > 0
     ok = ok and ("graphs" not in tallies or tallies["graphs"].captures > 0)
     return verdict(ok, line)
