@@ -1,5 +1,6 @@
 #include "plan.h"
 
+#include <ATen/ops/add.h>
 #include <ATen/ops/empty.h>
 #include <ATen/ops/zeros.h>
 #include <c10/util/Exception.h>
@@ -156,16 +157,23 @@ SumPlan make_plan(const at::Tensor& self, at::OptionalIntArrayRef dim, bool keep
   }
   plan.input = x;
 
-  // Sums that need no kernel. One element to add: the element itself, as a new tensor.
+  // Sums that need no kernel.
   const at::TensorOptions out_options = x.options().dtype(plan.out_dtype);
   if (outputs == 0) {
     plan.result = at::empty(plan.out_shape, out_options);
   } else if (plan.length == 0) {
     plan.result = at::zeros(plan.out_shape, out_options);
   } else if (plan.length == 1) {
-    plan.result = x.reshape(plan.out_shape)
-                      .to(out_options, /*non_blocking=*/false, /*copy=*/true,
-                          at::MemoryFormat::Contiguous);
+    // One element each: the element added to 0, as torch.sum adds it (-0.0 sums to +0.0),
+    // into a new tensor.
+    at::Tensor result = at::empty(plan.out_shape, out_options);
+    const at::Tensor elements = x.reshape(plan.out_shape).to(plan.out_dtype);
+    if (at::isFloatingType(plan.out_dtype)) {
+      at::add_out(result, elements, 0);
+    } else {
+      result.copy_(elements);
+    }
+    plan.result = result;
   }
   if (plan.result) return plan;
 

@@ -168,11 +168,6 @@ NEGATIVE_ZERO_CASES = [  # (shape, dim): one element to add
 ]
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason="a sum of one element is 0 + x in torch.sum (so -0.0 gives +0.0); "
-    "warpreduce_torch.sum copies the element and gives -0.0",
-)
 @pytest.mark.parametrize("device", DEVICES)
 @pytest.mark.parametrize("dtype", [torch.float32, torch.float64, torch.float16, torch.bfloat16],
                          ids=str)
@@ -184,6 +179,18 @@ def test_one_element_sum_of_negative_zero_is_positive_zero(device, dtype, shape,
     got = wr.sum(x, dim)
     assert torch.equal(got, expected)  # -0.0 == 0.0: this alone cannot tell them apart
     assert torch.equal(torch.signbit(got), torch.signbit(expected)), (got, expected)
+
+
+@pytest.mark.parametrize("device", DEVICES)
+@pytest.mark.parametrize("n", [2, 33, 1025, 1 << 20])
+def test_a_sum_of_negative_zeros_is_positive_zero_with_every_kernel(device, n):
+    """Every kernel adds from 0, as torch.sum does, however the elements are grouped."""
+    x = torch.full((n,), -0.0, device=device)
+    for kernel in wr.kernels(device):
+        for dim in (None, 0):
+            got = wr.sum(x, dim, kernel=kernel)
+            assert not torch.signbit(got).any(), (kernel, dim, got)
+            assert not torch.signbit(torch.sum(x, dim)).any()
 
 
 # --- a stream whose scratch was evicted ----------------------------------------------------

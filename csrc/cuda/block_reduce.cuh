@@ -26,10 +26,11 @@ __device__ __forceinline__ BlockInSegment block_in_segment(int64_t parts) {
 }
 
 // Zero past the end: with it every kernel takes any length, not only multiples of the
-// block size.
+// block size. An element is added to 0, as torch.sum adds it, so that a row of -0.0 sums
+// to +0.0 whatever the tree.
 template <typename A, typename T>
 __device__ __forceinline__ A load_or_zero(const T* x, int64_t i, int64_t n) {
-  return i < n ? static_cast<A>(x[i]) : A(0);
+  return i < n ? A(0) + static_cast<A>(x[i]) : A(0);
 }
 
 template <typename Out, typename A>
