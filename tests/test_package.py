@@ -1,8 +1,11 @@
 """The package as pip and its users see it: `python -m build` makes an sdist that builds
 and a wheel from it; the wheel pins the torch it was built against and installs into a
-clean virtual environment; importing under another torch fails with a clear error."""
+clean virtual environment; importing under another torch fails with a clear error; the
+benchmark names its extra when a dependency is missing, and writes strict JSON."""
 
 import importlib.util
+import json
+import math
 import os
 import pathlib
 import subprocess
@@ -173,3 +176,37 @@ def test_installed_wheel_refuses_another_torch(venv_with_wheel):
     message = result.stderr.strip().splitlines()[-1]
     assert message.startswith("ImportError: warpreduce_torch was built against torch 2.0.0+cu118")
     assert f"but torch {torch.__version__} is installed" in message
+
+
+# --- the benchmark's extra and its JSON
+
+
+def test_benchmark_names_its_extra_before_measuring(tmp_path):
+    # matplotlib made unimportable, as for a plain `pip install .` without [bench].
+    result = run_python(sys.executable, (
+        "import sys, runpy\n"
+        "sys.modules['matplotlib'] = None\n"
+        "sys.argv = ['bench', '--sizes', '10', '--out', 'results']\n"
+        "runpy.run_module('warpreduce_torch.bench', run_name='__main__')\n"
+    ), cwd=tmp_path, check=False, this_package=True)
+    assert result.returncode != 0
+    assert "warpreduce_torch[bench]" in result.stderr and "matplotlib" in result.stderr
+    assert "Device:" not in result.stdout  # it stopped before measuring anything
+    assert not (tmp_path / "results").exists()
+
+
+def test_device_json_is_strict_json(tmp_path):
+    from warpreduce_torch.bench.__main__ import write_device_json
+    from warpreduce_torch.bench.timing import Device
+
+    device = Device("cpu")
+    assert math.isnan(device.peak_gbps)  # no GPU, or one that does not report its clock
+    path = tmp_path / "device.json"
+    write_device_json(path, device, ["--sizes", "10"])
+
+    def reject(constant):
+        raise ValueError(f"not strict JSON: {constant}")
+
+    data = json.loads(path.read_text(), parse_constant=reject)
+    assert data["peak_gbps"] is None and data["name"] == "cpu"
+    assert data["command"] == "python -m warpreduce_torch.bench --sizes 10"
