@@ -8,6 +8,8 @@ build against. `python -m build --no-isolation` makes an sdist and a wheel.
 - A build records the torch it was built against in warpreduce_torch/_build_info.py,
   which the package checks before it loads the extension, and a wheel (or an editable
   install) pins that torch release in its requirements; the sdist only sets the floor.
+- Builds are incremental: ninja compiles only what changed since the last build, also
+  under `pip install -e .` (which would otherwise compile in a new temporary folder).
 - CUDA code is compiled whenever nvcc and a CUDA build of torch are present, with or
   without a GPU (the dev machine and CI have none). Without nvcc, the CPU part alone.
 - Architectures: TORCH_CUDA_ARCH_LIST when set; else the visible GPUs' (torch's own
@@ -111,6 +113,17 @@ class BuildExtensionRecordingTorch(BuildExtension):
     """torch's BuildExtension (ninja), plus warpreduce_torch/_build_info.py written next
     to the extension: the torch it was built against, which warpreduce_torch checks
     before it loads the extension."""
+
+    def finalize_options(self):
+        super().finalize_options()
+        if self.editable_mode:
+            # `pip install -e .` (setuptools' editable_wheel) builds in a new temporary
+            # folder every time, so ninja compiled all of it again (~85 s on 2 cores):
+            # build where `python setup.py build_ext` does, and only what changed is.
+            build = self.get_finalized_command("build")
+            self.build_temp = os.path.join(
+                build.build_base, f"temp.{build.plat_name}-{sys.implementation.cache_tag}"
+            )
 
     def run(self):
         super().run()
