@@ -10,7 +10,7 @@ from conftest import DEVICES, random_tensor
 # Arguments after the input, each wrong in one way that torch.sum rejects too.
 BAD_ARGUMENTS = {
     "input not a tensor": ((), {}),  # with [1.0, 2.0] as the input, below
-    "dim a string": (("a",), {}),
+    "dim a dict": (({0: 1},), {}),
     "dim a float": ((0.5,), {}),
     "dim a bool": ((True,), {}),
     "dims with a string": (((0, "a"),), {}),
@@ -34,6 +34,12 @@ def test_bad_arguments_raise_torch_sums_type_error(case):
     message = str(info.value)
     assert "tensor(" not in message and len(message) < 200, message
     assert message.startswith("sum()"), message
+
+
+def test_dim_name_is_a_type_error():
+    # Named dims are not supported (torch.sum took them until named tensors went away).
+    with pytest.raises(TypeError, match="'dim' .* must be tuple of ints, not str"):
+        wr.sum(torch.ones(3), "a")
 
 
 def test_kernel_not_a_string_is_a_type_error():
