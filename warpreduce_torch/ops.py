@@ -52,7 +52,7 @@ def _(self, dim, keepdim, dtype, kernel_name):
 def _(info, in_dims, self, dim, keepdim, dtype, kernel_name):
     # torch.vmap: with the batch dim moved to the front, a sum of each sample is one sum
     # that keeps dim 0 and reduces the sample's dims, shifted by one. Without this rule,
-    # vmap falls back to a Python loop over the samples, and warns.
+    # vmap falls back to calling the op once per sample, and warns.
     batched = self.movedim(in_dims[0], 0)
     sample_ndim = batched.dim() - 1
     if sample_ndim == 0:
