@@ -57,4 +57,9 @@ TORCH_LIBRARY(warpreduce, m) {
         &check_args_op);
 }
 
+// torch.vmap uses CompositeImplicitAutograd kernels only where registered for it too:
+// without this, vmap over sum takes its slow per-sample fallback instead of decomposing
+// into _sum, whose batching rule is in warpreduce_torch/ops.py.
+TORCH_LIBRARY_IMPL(warpreduce, FuncTorchBatchedDecomposition, m) { m.impl("sum", TORCH_FN(sum)); }
+
 }  // namespace warpreduce
