@@ -56,36 +56,43 @@ for step in $steps; do
       ;;
     reliability)
       # Under load and faults (benchmarks/stress.py, tests/test_reliability.py,
-      # tests/test_fuzz.py): each part under a time limit, its log in
-      # $OUT/reliability-PART.log, its summary line here. About 5 minutes on one H200.
+      # tests/test_fuzz.py): the parts run side by side (separate processes: each checks
+      # its own memory), each under a time limit, its log in $OUT/reliability-PART.log
+      # and its summary lines here. About 3 minutes on one H200.
       note reliability
       part() {  # name, seconds allowed, command...
-        local name=$1 limit=$2 rc
+        local name=$1 limit=$2
         shift 2
         timeout "$limit" "$@" >"$OUT/reliability-$name.log" 2>&1
-        rc=$?
-        [ "$rc" -eq 0 ] || status=1
-        echo "--- $name (exit $rc$([ "$rc" -eq 124 ] && echo ', timed out'))"
-        if [ "$name" = degenerate ]; then
-          cat "$OUT/reliability-$name.log"
-        else
-          grep -E "PASS|FAIL|SKIP|HANG|WRONG|ERROR|Falsifying|passed|failed" "$OUT/reliability-$name.log" | tail -8
-        fi
+        echo $? >"$OUT/reliability-$name.rc"
       }
-      for what in ${RELIABILITY:-tests concurrency stream-churn oom memory memory-cpu concurrency-cpu multi-gpu degenerate}; do
+      parts=${RELIABILITY:-tests concurrency stream-churn oom memory memory-cpu concurrency-cpu multi-gpu degenerate}
+      for what in $parts; do
         case $what in
           tests) WARPREDUCE_FUZZ_EXAMPLES=${FUZZ_EXAMPLES:-3000} part tests 300 \
-            python3 -m pytest -q -p no:cacheprovider tests/test_reliability.py tests/test_fuzz.py ;;
-          concurrency) part concurrency 150 python3 benchmarks/stress.py concurrency --threads 8 --seconds 30 ;;
-          stream-churn) part stream-churn 180 python3 benchmarks/stress.py stream-churn --streams 3000 ;;
-          oom) part oom 120 python3 benchmarks/stress.py oom ;;
-          memory) part memory 300 python3 benchmarks/stress.py memory --device cuda --calls 100000 ;;
-          memory-cpu) part memory-cpu 180 python3 benchmarks/stress.py memory --device cpu --calls 50000 ;;
-          concurrency-cpu) part concurrency-cpu 60 python3 benchmarks/stress.py concurrency --device cpu --threads 8 --seconds 10 ;;
-          multi-gpu) part multi-gpu 150 python3 benchmarks/stress.py multi-gpu --threads 4 --seconds 30 ;;
-          degenerate) part degenerate 180 python3 benchmarks/degenerate.py ;;
+            python3 -m pytest -q -p no:cacheprovider tests/test_reliability.py tests/test_fuzz.py & ;;
+          concurrency) part concurrency 150 python3 benchmarks/stress.py concurrency --threads 8 --seconds 30 & ;;
+          stream-churn) part stream-churn 180 python3 benchmarks/stress.py stream-churn --streams 3000 & ;;
+          oom) part oom 120 python3 benchmarks/stress.py oom & ;;
+          memory) part memory 300 python3 benchmarks/stress.py memory --device cuda --calls 100000 & ;;
+          memory-cpu) part memory-cpu 180 python3 benchmarks/stress.py memory --device cpu --calls 50000 & ;;
+          concurrency-cpu) part concurrency-cpu 60 python3 benchmarks/stress.py concurrency --device cpu --threads 8 --seconds 10 & ;;
+          multi-gpu) part multi-gpu 150 python3 benchmarks/stress.py multi-gpu --threads 4 --seconds 30 & ;;
+          degenerate) part degenerate 180 python3 benchmarks/degenerate.py & ;;
           *) echo "unknown reliability part $what"; status=1 ;;
         esac
+      done
+      wait
+      for what in $parts; do
+        rc=$(cat "$OUT/reliability-$what.rc" 2>/dev/null || echo missing)
+        [ "$rc" = 0 ] || status=1
+        echo "--- $what (exit $rc$([ "$rc" = 124 ] && echo ', timed out'))"
+        if [ "$what" = degenerate ]; then
+          cat "$OUT/reliability-$what.log"
+        else
+          grep -E "PASS|FAIL|SKIP|HANG|WRONG|ERROR|Falsifying|passed|failed" "$OUT/reliability-$what.log" | tail -8
+        fi
+        rm -f "$OUT/reliability-$what.rc"
       done
       ;;
     stages)
