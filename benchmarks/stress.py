@@ -146,7 +146,7 @@ class Call:
         return wr.sum(x, self.dim, self.keepdim, dtype=self.out_dtype, kernel=self.kernel)
 
     def check(self, got, x):
-        assert_sum_matches(got, x, self.dim, self.keepdim, self.out_dtype)
+        assert_sum_matches(got, x, self.dim, self.keepdim, self.out_dtype, self.kernel)
 
 
 def random_dim(rng, ndim):

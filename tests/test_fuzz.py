@@ -75,7 +75,7 @@ def check(case, device):
             wr.sum(x, case.dim, case.keepdim, dtype=case.out_dtype, kernel=case.kernel)
         return
     got = wr.sum(x, case.dim, case.keepdim, dtype=case.out_dtype, kernel=case.kernel)
-    assert_sum_matches(got, x, case.dim, case.keepdim, case.out_dtype)
+    assert_sum_matches(got, x, case.dim, case.keepdim, case.out_dtype, case.kernel)
 
 
 # --- strategies -------------------------------------------------------------------------------

@@ -47,9 +47,12 @@ def dtypes():
 # kernels, autograd, this fake kernel and the vmap rule.
 @torch.library.register_fake("warpreduce::_sum")
 def _(self, dim, keepdim, dtype, kernel_name):
-    # The real kernels' own checks (dtype, kernel name), then torch.sum's shape and dtype
-    # rule, applied to the fake tensor: the rule the C++ plan follows.
-    torch.ops.warpreduce._check_args(self.dtype, dtype, self.device.type, kernel_name)
+    # The real kernels' own checks (dtype, a kernel name valid on some device), then
+    # torch.sum's shape and dtype rule, applied to the fake tensor: the rule the C++ plan
+    # follows. The name is not checked against the fake tensor's device: DTensor (torch
+    # 2.11) propagates shardings on fake tensors on the CPU whatever the mesh's device, and
+    # rejected every CUDA kernel name on a CUDA mesh; the real call checks it.
+    torch.ops.warpreduce._check_args(self.dtype, dtype, "meta", kernel_name)
     return torch.sum(self, dim, keepdim, dtype=dtype)
 
 

@@ -127,20 +127,17 @@ __device__ __forceinline__ C thread_share(Rows rows, int64_t r, int64_t first, i
   return sums.template total<C>();
 }
 
-// Tuning of rows_split, kept as data; benchmarks/tune_fast_sum.cu times the alternatives
-// side by side. 512 threads x 4 blocks an SM fill Hopper's 2048 thread slots, and 4
+// Tuning of rows_split, kept as data; the alternatives were timed side by side on an
+// H200 (benchmarks/RESULTS.md). 512 threads x 4 blocks an SM fill Hopper's 2048 thread
+// slots, and 4
 // independent 16-byte loads a thread keep 32 KiB a block in flight before the first
 // add. On an H200, 256 or 1024 threads or 8 loads were within 1% at 2^28 and up to 20%
 // slower at 2^16 to 2^20. Blocks interleave (block b reads every gridDim-th tile): one
 // contiguous span a block instead cost 2-4% at 2^28, and a grid sized by the input
 // rather than by what fits the GPU at once 10-30% from 2^24 up.
-// 1-byte types keep 36 registers (3 blocks an SM), so they take 8 loads a thread to keep
-// the same 128 KiB an SM in flight: with 4 they ran at 88% of peak at 2^28, where 4-byte
-// types with 128 KiB reach 93%.
-template <typename T>
 struct SplitPolicy {
   static constexpr unsigned kThreads = 512;
-  static constexpr int kUnroll = sizeof(T) == 1 ? 8 : 4;
+  static constexpr int kUnroll = 4;
 };
 
 // How a block, having stored its partial sum, takes its ticket and learns whether it is
@@ -176,7 +173,7 @@ __device__ __forceinline__ void finish_split(const C* partials, int64_t parts, O
 // partials[blockIdx.x] and takes the row's ticket, and the row's last block adds the
 // partials in index order (no float atomics). One row: the full reduction.
 // kFull: a full reduction (one row), summed with exact float32 lanes (LaneSums).
-template <typename T, typename Out, typename Rows, bool kFull, typename P = SplitPolicy<T>>
+template <typename T, typename Out, typename Rows, bool kFull, typename P = SplitPolicy>
 __global__ void __launch_bounds__(P::kThreads)
     rows_split(Rows rows, unsigned parts, Out* __restrict__ y, combine_t<T>* __restrict__ partials,
                unsigned* __restrict__ tickets) {

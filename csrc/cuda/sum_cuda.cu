@@ -205,7 +205,7 @@ void launch_stage(const SumPlan& plan, at::Tensor& out) {
 // Rows are tiled through shared memory up to this length.
 constexpr int64_t kTiledMaxRowBytes = 1024;
 // A thread of a split should read at least this many 16-byte vectors.
-constexpr int64_t kSplitMinVectorsPerThread = 4;
+constexpr int64_t kSplitMinVectorsPerThread = SplitPolicy::kUnroll;
 // A column thread sums at least this many rows (4 rounds of 8 loads) before a tile's
 // rows are shared by more threads.
 constexpr int64_t kColumnRowsPerThread = 32;
@@ -216,7 +216,7 @@ constexpr int64_t kColumnMaxFinishLoads = 32;
 // block a row when the rows are many.
 template <typename T, typename Out, typename Rows, bool kFull>
 void split_rows(const Rows& rows, Out* y, const at::Tensor& like) {
-  using P = SplitPolicy<T>;
+  using P = SplitPolicy;
   constexpr int64_t kLanes = 16 / sizeof(T);
   const cudaStream_t stream = c10::cuda::getCurrentCUDAStream();
   const int64_t capacity = resident_blocks<rows_split<T, Out, Rows, kFull>>(P::kThreads);
@@ -267,14 +267,6 @@ void rows_pass(const T* x, const ReductionPass& pass, Out* y, const at::Tensor& 
     unsigned group = row_bytes % 16 == 0 ? 8 : 1;
     while (group < 32 && rows_per_tile * group < 2 * int64_t{kTiledThreads}) group *= 2;
     const size_t shared = 2 * kTileStage * 16;
-    // Ask for the most shared memory an SM can give (a hint; the driver may otherwise
-    // pick a smaller carveout, and fewer resident blocks, than the occupancy counted on).
-    static const bool carveout = [] {
-      C10_CUDA_CHECK(cudaFuncSetAttribute(rows_tiled<T, Out>, cudaFuncAttributePreferredSharedMemoryCarveout,
-                                          cudaSharedmemCarveoutMaxShared));
-      return true;
-    }();
-    (void)carveout;
     const int64_t blocks = std::min(ceil_div(rows.count, rows_per_tile),
                                     resident_blocks<rows_tiled<T, Out>>(kTiledThreads, shared));
     rows_tiled<T, Out><<<blocks, kTiledThreads, shared, stream>>>(x, rows.count, rows.length,
