@@ -49,11 +49,11 @@ __device__ __forceinline__ void tree_sequential(A* s, unsigned tid, unsigned sto
 }
 
 // The last six steps of a shared-memory tree, s[0, 64) -> one value, by the first warp
-// alone: no __syncthreads, no `if (tid < stride)`. The seeds rely on the warp running in
-// lockstep and on `volatile`; since Volta (independent thread scheduling) the threads of
-// a warp may interleave, so each step reads into a register and __syncwarp() separates
-// the warp's reads from its writes. Call with all 32 threads of warp 0; lane 0 gets the
-// total.
+// alone: no __syncthreads, no `if (tid < stride)`. The classic version relies on the
+// warp running in lockstep and on `volatile`; since Volta (independent thread
+// scheduling) the threads of a warp may interleave, so each step reads into a register
+// and __syncwarp() separates the warp's reads from its writes. Call with all 32 threads
+// of warp 0; lane 0 gets the total.
 template <typename A>
 __device__ __forceinline__ A last_warp_unrolled(A* s, unsigned tid) {
   A v = s[tid];
