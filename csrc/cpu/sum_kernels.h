@@ -51,8 +51,10 @@ template <typename A>
 constexpr int64_t kTilePad = 64 / sizeof(A);  // room for a whole last vector
 constexpr int kColumnVectors = 4;  // vectors of columns summed side by side in a block
 // Tasks smaller than this many elements are grouped, and a pass of fewer elements runs on
-// the calling thread: waking the pool costs more than it saves below it.
-constexpr int64_t kMinParallelElements = int64_t{1} << 17;
+// the calling thread: waking the pool costs more than it saves below it. (On the 2-core
+// dev machine a second thread never paid, one core already reading memory at its limit;
+// 2^16, twice ATen's grain, leaves a 2^20-element sum 16 pieces for a larger host.)
+constexpr int64_t kMinParallelElements = int64_t{1} << 16;
 
 // What partial sums are combined in once the elements are added up: double for float32
 // (a chunk's lanes, chunks, passes: few values, so the wider adds cost nothing, and the
