@@ -1,24 +1,33 @@
 """Builds warpreduce_torch._C, following pytorch/extension-cpp.
 
-Install with `pip install --no-build-isolation -e .`: the extension must be compiled
-against the torch that will load it (its C++ ABI is tied to that exact build), and build
-isolation would fetch some other torch into a throwaway environment to build against.
+Install with `pip install --no-build-isolation -e .` (or `make install`): the extension
+must be compiled against the torch that will load it (its C++ ABI is tied to that exact
+build), and build isolation would fetch some other torch into a throwaway environment to
+build against. `python -m build --no-isolation` makes an sdist and a wheel.
 
+- A build records the torch it was built against in warpreduce_torch/_build_info.py,
+  which the package checks before it loads the extension, and a wheel (or an editable
+  install) pins that torch release in its requirements; the sdist only sets the floor.
+- Builds are incremental: ninja compiles only what changed since the last build, also
+  under `pip install -e .` (which would otherwise compile in a new temporary folder).
 - CUDA code is compiled whenever nvcc and a CUDA build of torch are present, with or
   without a GPU (the dev machine and CI have none). Without nvcc, the CPU part alone.
 - Architectures: TORCH_CUDA_ARCH_LIST when set; else the visible GPUs' (torch's own
   choice); with no GPU visible, "9.0" (H100/H200, what the project is measured on).
-- Not py_limited_api: csrc/python.cpp binds the common call with pybind11 against
-  libtorch_python, 1-2 us a call cheaper than torch.ops on the GPU machine (the file
-  says why), so a build serves the one Python it was built with.
+- Not py_limited_api: csrc/python.cpp binds the call against libtorch_python (torch's
+  own argument parser), 1-2 us a call cheaper than torch.ops on the GPU machine (the
+  file says why), so a build serves the one Python it was built with.
 - WARPREDUCE_CUDA=0 forces a CPU-only build; MAX_JOBS caps parallel compile jobs (ninja).
 """
 
 import glob
 import os
+import pathlib
 import sys
+import textwrap
 
 DEFAULT_CUDA_ARCH = "9.0"
+TORCH_FLOOR = "torch>=2.6"
 
 
 def _locate_cuda_home():
@@ -89,12 +98,66 @@ def _extension():
     )
 
 
+def _torch_requirement():
+    # The compiled extension loads only into the torch it was built against, so what
+    # holds one (a wheel, an editable install) pins that release, as projects that ship
+    # binary extensions do; the public version, because pip compares local labels such as
+    # "+cu130" only when the pin has one, and PyPI's torch does not carry it in its
+    # metadata. The sdist builds against whatever torch is installed: only the floor.
+    if "sdist" in sys.argv[1:]:
+        return TORCH_FLOOR
+    return "torch==" + torch.__version__.split("+")[0]
+
+
+class BuildExtensionRecordingTorch(BuildExtension):
+    """torch's BuildExtension (ninja), plus warpreduce_torch/_build_info.py written next
+    to the extension: the torch it was built against, which warpreduce_torch checks
+    before it loads the extension."""
+
+    def finalize_options(self):
+        super().finalize_options()
+        if self.editable_mode:
+            # `pip install -e .` (setuptools' editable_wheel) builds in a new temporary
+            # folder every time, so ninja compiled all of it again (~85 s on 2 cores):
+            # build where `python setup.py build_ext` does, and only what changed is.
+            build = self.get_finalized_command("build")
+            self.build_temp = os.path.join(
+                build.build_base, f"temp.{build.plat_name}-{sys.implementation.cache_tag}"
+            )
+
+    def run(self):
+        super().run()
+        with open(self._build_info_path(), "w") as f:
+            f.write(textwrap.dedent(f"""\
+                # Written by setup.py when it built warpreduce_torch._C: the torch that
+                # build is tied to (warpreduce_torch/__init__.py checks it).
+                TORCH_VERSION = {torch.__version__!r}
+                CUDA_VERSION = {torch.version.cuda if _with_cuda() else None!r}
+                """))
+
+    def get_outputs(self):
+        return super().get_outputs() + [self._build_info_path()]
+
+    def _build_info_path(self):
+        # Next to the extension: the source tree for --inplace and editable installs,
+        # the build tree for a wheel.
+        package_dir = os.path.dirname(self.get_ext_fullpath("warpreduce_torch._C"))
+        return os.path.join(package_dir, "_build_info.py")
+
+
 setup(
     name="warpreduce_torch",
     version="0.1.0",
     description="torch.sum as a custom op: staged CUDA reduction kernels and a fast path",
+    long_description=pathlib.Path(__file__).with_name("README.md").read_text(),
+    long_description_content_type="text/markdown",
+    python_requires=">=3.9",
     packages=find_packages(include=["warpreduce_torch", "warpreduce_torch.*"]),
     ext_modules=[_extension()],
-    install_requires=["torch>=2.6"],
-    cmdclass={"build_ext": BuildExtension},
+    install_requires=[_torch_requirement()],
+    extras_require={
+        "bench": ["matplotlib", "tqdm"],  # python -m warpreduce_torch.bench
+        "test": ["pytest", "build"],  # build: the packaging tests make an sdist and a wheel
+    },
+    cmdclass={"build_ext": BuildExtensionRecordingTorch},
 )

@@ -1,10 +1,13 @@
 #!/usr/bin/env bash
 # Everything the GPU machine runs, in one call: build against its torch, the tests,
 # compute-sanitizer on every kernel, then the benchmarks (on a quiet GPU, last).
-#   benchmarks/gpu_check.sh [build] [test] [sanitize] [stages] [sweep] [dims] [host] [accuracy] [ncu]
+#   benchmarks/gpu_check.sh [build] [test] [sanitize] [reliability] [stages] [sweep] [dims]
+#                           [host] [accuracy] [ncu]
 #   (default: build test sanitize stages sweep dims)
 # Logs and results go to $OUT (the device tool's folder) or ./gpu-logs. TESTS selects
-# the tests (pytest arguments, default: tests); DIMS_FILTER the dims step's cases.
+# the tests (pytest arguments, default: tests); DIMS_FILTER the dims step's cases;
+# RELIABILITY the reliability step's parts (default: all of them, in the order below;
+# multi-gpu skips with one GPU) and FUZZ_EXAMPLES its examples a property test.
 set -uo pipefail
 cd "$(dirname "$0")/.."
 OUT=${OUT:-gpu-logs}
@@ -35,15 +38,62 @@ for step in $steps; do
       ;;
     sanitize)
       note compute-sanitizer
-      for tool in memcheck racecheck synccheck; do
-        PYTORCH_NO_CUDA_MEMORY_CACHING=1 timeout 300 compute-sanitizer --tool "$tool" --error-exitcode 9 \
+      tools="memcheck racecheck synccheck initcheck"
+      for tool in $tools; do
+        PYTORCH_NO_CUDA_MEMORY_CACHING=1 timeout 400 compute-sanitizer --tool "$tool" --error-exitcode 9 \
           python3 benchmarks/sanitize.py >"$OUT/sanitize-$tool.log" 2>&1 &
       done
+      # CUDA graph capture needs the caching allocator: the scratch part again with it.
+      for tool in initcheck racecheck; do
+        timeout 400 compute-sanitizer --tool "$tool" --error-exitcode 9 \
+          python3 benchmarks/sanitize.py --part scratch >"$OUT/sanitize-graph-$tool.log" 2>&1 &
+      done
       for job in $(jobs -p); do wait "$job" || status=1; done
-      for tool in memcheck racecheck synccheck; do
+      for tool in $tools graph-initcheck graph-racecheck; do
         echo "--- $tool"; grep -E "ERROR SUMMARY|Error|error|ok$" "$OUT/sanitize-$tool.log" | tail -12
       done
       cat "$OUT"/sanitize-*.log >"$OUT/sanitize.log" && rm "$OUT"/sanitize-*.log
+      ;;
+    reliability)
+      # Under load and faults (benchmarks/stress.py, tests/test_reliability.py,
+      # tests/test_fuzz.py): the parts run side by side (separate processes: each checks
+      # its own memory), each under a time limit, its log in $OUT/reliability-PART.log
+      # and its summary lines here. About 3 minutes on one H200.
+      note reliability
+      part() {  # name, seconds allowed, command...
+        local name=$1 limit=$2
+        shift 2
+        timeout "$limit" "$@" >"$OUT/reliability-$name.log" 2>&1
+        echo $? >"$OUT/reliability-$name.rc"
+      }
+      parts=${RELIABILITY:-tests concurrency stream-churn oom memory memory-cpu concurrency-cpu multi-gpu degenerate}
+      for what in $parts; do
+        case $what in
+          tests) WARPREDUCE_FUZZ_EXAMPLES=${FUZZ_EXAMPLES:-3000} part tests 300 \
+            python3 -m pytest -q -p no:cacheprovider tests/test_reliability.py tests/test_fuzz.py & ;;
+          concurrency) part concurrency 150 python3 benchmarks/stress.py concurrency --threads 8 --seconds 30 & ;;
+          stream-churn) part stream-churn 180 python3 benchmarks/stress.py stream-churn --streams 3000 & ;;
+          oom) part oom 120 python3 benchmarks/stress.py oom & ;;
+          memory) part memory 300 python3 benchmarks/stress.py memory --device cuda --calls 100000 & ;;
+          memory-cpu) part memory-cpu 180 python3 benchmarks/stress.py memory --device cpu --calls 50000 & ;;
+          concurrency-cpu) part concurrency-cpu 60 python3 benchmarks/stress.py concurrency --device cpu --threads 8 --seconds 10 & ;;
+          multi-gpu) part multi-gpu 150 python3 benchmarks/stress.py multi-gpu --threads 4 --seconds 30 & ;;
+          degenerate) part degenerate 180 python3 benchmarks/degenerate.py & ;;
+          *) echo "unknown reliability part $what"; status=1 ;;
+        esac
+      done
+      wait
+      for what in $parts; do
+        rc=$(cat "$OUT/reliability-$what.rc" 2>/dev/null || echo missing)
+        [ "$rc" = 0 ] || status=1
+        echo "--- $what (exit $rc$([ "$rc" = 124 ] && echo ', timed out'))"
+        if [ "$what" = degenerate ]; then
+          cat "$OUT/reliability-$what.log"
+        else
+          grep -E "PASS|FAIL|SKIP|HANG|WRONG|ERROR|Falsifying|passed|failed" "$OUT/reliability-$what.log" | tail -8
+        fi
+        rm -f "$OUT/reliability-$what.rc"
+      done
       ;;
     stages)
       note stages

@@ -11,8 +11,7 @@ import argparse
 import torch
 from torch.profiler import ProfilerActivity, profile
 
-from warpreduce_torch.bench.stages import DTYPES
-from warpreduce_torch.bench.timing import implementation, rotating_inputs
+from warpreduce_torch.bench.timing import DTYPES, implementation, rotating_inputs
 
 parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
 parser.add_argument("--sizes", type=int, nargs="+", default=[20, 22, 24])

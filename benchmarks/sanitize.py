@@ -1,23 +1,32 @@
 """Runs every CUDA kernel on small and medium inputs, full and dim reductions, and checks
-the results; meant to run under compute-sanitizer (benchmarks/gpu_check.sh):
+the results; meant to run under compute-sanitizer (benchmarks/gpu_check.sh sanitize runs
+memcheck, racecheck, synccheck and initcheck):
 
     PYTORCH_NO_CUDA_MEMORY_CACHING=1 compute-sanitizer --tool racecheck python benchmarks/sanitize.py
 
 (without the caching allocator each tensor is its own allocation, so memcheck sees an
-access past its end). auto also runs every kind of pass of the reduction geometry:
-short rows tiled, rows a group of lanes each, long rows split over blocks, columns
-vectorized or not, split over blocks or not, and two passes.
+access past its end and initcheck a read of memory never written). auto also runs every
+kind of pass of the reduction geometry: short rows tiled, rows a group of lanes each,
+long rows split over blocks, columns vectorized or not, split over blocks or not, and
+two passes, in every dtype; and the split passes' scratch as a stream keeps it (the
+same stream again, a new stream, and a CUDA graph, which zeroes its own).
 """
+
+import argparse
+import math
+import os
+import time
 
 import torch
 
 import warpreduce_torch as wr
 
-CASES = [  # (shape, dim)
+CASES = [  # (shape, dim): every kernel
     ((1025,), None),  # small
     (((1 << 20) + 3,), None),  # medium: several blocks, several launches
     ((37, 1025), 1),
-    ((1025, 37), 0),
+    ((1025, 37), 0),  # columns (a copy into rows for the staged kernels and cub)
+    ((3, 5, 7, 11), (0, 2)),  # dims apart: two passes (or a copy)
 ]
 AUTO_CASES = [
     ((4099, 3), 1),  # tiled rows
@@ -28,24 +37,94 @@ AUTO_CASES = [
     ((1001, 1027), 0),  # columns element by element
     ((8, 33, 1000), (0, 2)),  # two passes
 ]
+DTYPES = (torch.float32, torch.int8, torch.bfloat16)  # every kernel
+# auto's kernels are instantiated per dtype, with vectors of 16 bytes: 2 to 16 lanes.
+AUTO_DTYPES = DTYPES + (torch.float64, torch.float16, torch.int16, torch.int32, torch.int64,
+                        torch.uint8, torch.bool)
+EXTRA_DTYPES_MAX_ELEMENTS = 1 << 21
+SPLIT_CASES = [(((1 << 20) + 3,), None), ((5, 300003), 1), ((2**16 + 1, 8), 0)]
 
 
-def check(x, dim, kernel):
-    got = wr.sum(x, dim, kernel=kernel)
-    want = torch.sum(x, dim)
-    if x.dtype.is_floating_point:
-        torch.testing.assert_close(got, want, rtol=1e-4, atol=1e-2)
+def random_input(shape, dtype, seed=0):
+    g = torch.Generator("cuda").manual_seed(seed)
+    x = torch.rand(shape, generator=g, device="cuda") * 100
+    return x > 50 if dtype == torch.bool else x.to(dtype)
+
+
+def check(got, x, dim):
+    # The reference on the CPU: torch.sum's own CUDA kernel draws initcheck and racecheck
+    # reports of its own, which would hide or be taken for ours.
+    want = torch.sum(x.cpu(), dim)
+    got = got.cpu()
+    if want.dtype.is_floating_point:  # the CPU rounds 16-bit sums its own way: an ulp apart
+        rtol = max(1e-4, 2 * torch.finfo(want.dtype).eps)
+        torch.testing.assert_close(got, want, rtol=rtol, atol=1e-2)
     else:
-        assert torch.equal(got, want), (kernel, x.dtype, x.shape, dim)
+        assert torch.equal(got, want), (x.dtype, tuple(x.shape), dim)
 
 
-for kernel in wr.kernels("cuda"):
-    cases = CASES + (AUTO_CASES if kernel == "auto" else [])
-    for dtype in (torch.float32, torch.int8, torch.bfloat16):
-        for shape, dim in cases:
-            x = (torch.rand(shape, device="cuda") * 100).to(dtype)
-            check(x, dim, kernel)
-            if x.dim() == 2:
-                check(x[:, 1:], dim, kernel)  # unaligned
+def run(x, dim, kernel):
+    check(wr.sum(x, dim, kernel=kernel), x, dim)
+
+
+def every_kernel():
+    for kernel in wr.kernels("cuda"):
+        start = time.monotonic()
+        cases = CASES + (AUTO_CASES if kernel == "auto" else [])
+        for dtype in AUTO_DTYPES if kernel == "auto" else DTYPES:
+            for shape, dim in cases:
+                if dtype not in DTYPES and math.prod(shape) > EXTRA_DTYPES_MAX_ELEMENTS:
+                    continue  # the same pass as a smaller case, slow under racecheck
+                x = random_input(shape, dtype)
+                run(x, dim, kernel)
+                if x.dim() == 2:
+                    run(x[:, 1:], dim, kernel)  # unaligned
+        torch.cuda.synchronize()
+        print(f"{kernel} ({time.monotonic() - start:.1f} s): ok", flush=True)
+
+
+def scratch_as_streams_keep_it():
+    """The split passes again on the stream that made their scratch (tickets left at 0 by
+    the last call), on a new stream (new scratch), and captured into a CUDA graph on a side
+    stream, replayed on new data (scratch zeroed inside the graph). The capture needs the
+    caching allocator (without it an allocation during capture is a cudaMalloc, which
+    capture forbids): gpu_check.sh runs this part again with it."""
+    graphs = os.environ.get("PYTORCH_NO_CUDA_MEMORY_CACHING", "0") in ("", "0")
+    side = torch.cuda.Stream()
+    side.wait_stream(torch.cuda.current_stream())
+    for shape, dim in SPLIT_CASES:
+        x = random_input(shape, torch.float32, 1)
+        for _ in range(2):
+            run(x, dim, "auto")
+        with torch.cuda.stream(side):
+            for _ in range(2):
+                run(x, dim, "auto")
+        torch.cuda.synchronize()
+        if not graphs:
+            continue
+        graph = torch.cuda.CUDAGraph()
+        with torch.cuda.stream(side):
+            run(x, dim, "auto")  # warm-up on the capturing stream
+        side.synchronize()
+        with torch.cuda.graph(graph, stream=side):
+            out = wr.sum(x, dim)
+        for seed in (2, 3):
+            x.copy_(random_input(shape, torch.float32, seed))
+            graph.replay()
+            torch.cuda.synchronize()
+            check(out, x, dim)
+        del graph
     torch.cuda.synchronize()
-    print(f"{kernel}: ok", flush=True)
+    print("split scratch (same stream, new stream"
+          + (", CUDA graph" if graphs else "; CUDA graph skipped: no caching allocator")
+          + "): ok", flush=True)
+
+
+if __name__ == "__main__":
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("--part", choices=["all", "kernels", "scratch"], default="all")
+    part = parser.parse_args().part
+    if part in ("all", "kernels"):
+        every_kernel()
+    if part in ("all", "scratch"):
+        scratch_as_streams_keep_it()

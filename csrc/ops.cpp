@@ -52,8 +52,14 @@ TORCH_LIBRARY(warpreduce, m) {
       "Tensor");
   m.impl("sum", c10::DispatchKey::CompositeImplicitAutograd, TORCH_FN(sum));
   m.def("kernels(str device_type, str? role=None) -> str[]", &kernels_op);
+  m.def("dtypes() -> str[]", &supported_dtypes);
   m.def("_check_args(ScalarType self_dtype, ScalarType? dtype, str device_type, str kernel) -> ()",
         &check_args_op);
 }
+
+// torch.vmap uses CompositeImplicitAutograd kernels only where registered for it too:
+// without this, vmap over sum takes its slow per-sample fallback instead of decomposing
+// into _sum, whose batching rule is in warpreduce_torch/ops.py.
+TORCH_LIBRARY_IMPL(warpreduce, FuncTorchBatchedDecomposition, m) { m.impl("sum", TORCH_FN(sum)); }
 
 }  // namespace warpreduce

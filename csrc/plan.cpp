@@ -1,5 +1,6 @@
 #include "plan.h"
 
+#include <ATen/ops/add.h>
 #include <ATen/ops/empty.h>
 #include <ATen/ops/zeros.h>
 #include <c10/util/Exception.h>
@@ -14,26 +15,17 @@ struct NamedDtype {
   at::ScalarType type;
   const char* name;  // as torch names it
 };
-constexpr std::array<NamedDtype, 10> kSupportedDtypes = {{
-    {at::kBool, "bool"},
-    {at::kByte, "uint8"},
-    {at::kChar, "int8"},
-    {at::kShort, "int16"},
-    {at::kInt, "int32"},
-    {at::kLong, "int64"},
-    {at::kHalf, "float16"},
-    {at::kBFloat16, "bfloat16"},
-    {at::kFloat, "float32"},
-    {at::kDouble, "float64"},
-}};
+#define WARPREDUCE_NAMED_DTYPE(type, name, ...) NamedDtype{type, name},
+constexpr NamedDtype kSupportedDtypes[] = {WARPREDUCE_DTYPES(WARPREDUCE_NAMED_DTYPE, )};
+#undef WARPREDUCE_NAMED_DTYPE
 
 void check_dtype(at::ScalarType t) {
   for (const auto& supported : kSupportedDtypes) {
     if (supported.type == t) return;
   }
   std::ostringstream names;
-  for (size_t i = 0; i < kSupportedDtypes.size(); ++i) {
-    names << (i ? ", " : "") << kSupportedDtypes[i].name;
+  for (const auto& supported : kSupportedDtypes) {
+    names << (&supported == kSupportedDtypes ? "" : ", ") << supported.name;
   }
   TORCH_CHECK_NOT_IMPLEMENTED(false, "warpreduce.sum does not support dtype ", t,
                               "; supported: ", names.str());
@@ -78,6 +70,12 @@ bool plan_passes(const at::Tensor& x, uint64_t reduced, c10::SmallVector<Reducti
 #ifndef WARPREDUCE_WITH_CUDA
 c10::ArrayRef<Kernel> cuda_kernels() { return {}; }
 #endif
+
+std::vector<std::string> supported_dtypes() {
+  std::vector<std::string> names;
+  for (const auto& supported : kSupportedDtypes) names.emplace_back(supported.name);
+  return names;
+}
 
 std::string_view role_name(KernelRole role) {
   switch (role) {
@@ -159,16 +157,23 @@ SumPlan make_plan(const at::Tensor& self, at::OptionalIntArrayRef dim, bool keep
   }
   plan.input = x;
 
-  // Sums that need no kernel. One element to add: the element itself, as a new tensor.
+  // Sums that need no kernel.
   const at::TensorOptions out_options = x.options().dtype(plan.out_dtype);
   if (outputs == 0) {
     plan.result = at::empty(plan.out_shape, out_options);
   } else if (plan.length == 0) {
     plan.result = at::zeros(plan.out_shape, out_options);
   } else if (plan.length == 1) {
-    plan.result = x.reshape(plan.out_shape)
-                      .to(out_options, /*non_blocking=*/false, /*copy=*/true,
-                          at::MemoryFormat::Contiguous);
+    // One element each: the element added to 0, as torch.sum adds it (-0.0 sums to +0.0),
+    // into a new tensor.
+    at::Tensor result = at::empty(plan.out_shape, out_options);
+    const at::Tensor elements = x.reshape(plan.out_shape).to(plan.out_dtype);
+    if (at::isFloatingType(plan.out_dtype)) {
+      at::add_out(result, elements, 0);
+    } else {
+      result.copy_(elements);
+    }
+    plan.result = result;
   }
   if (plan.result) return plan;
 

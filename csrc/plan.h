@@ -57,9 +57,27 @@ const Kernel* check_args(
     c10::DeviceType device,
     std::string_view kernel);
 
-// The one dtype dispatch of the project, over the same ten dtypes check_args accepts.
+// The dtypes warpreduce.sum takes, with torch's names: the only list of them. X(type,
+// name, ...) for each; check_args, the dispatch below and supported_dtypes() expand it.
+#define WARPREDUCE_DTYPES(X, ...)          \
+  X(at::kBool, "bool", __VA_ARGS__)        \
+  X(at::kByte, "uint8", __VA_ARGS__)       \
+  X(at::kChar, "int8", __VA_ARGS__)        \
+  X(at::kShort, "int16", __VA_ARGS__)      \
+  X(at::kInt, "int32", __VA_ARGS__)        \
+  X(at::kLong, "int64", __VA_ARGS__)       \
+  X(at::kHalf, "float16", __VA_ARGS__)     \
+  X(at::kBFloat16, "bfloat16", __VA_ARGS__) \
+  X(at::kFloat, "float32", __VA_ARGS__)    \
+  X(at::kDouble, "float64", __VA_ARGS__)
+
+// The one dtype dispatch of the project: scalar_t for each dtype of the list.
+#define WARPREDUCE_DISPATCH_CASE(type, name, ...) AT_DISPATCH_CASE(type, __VA_ARGS__)
 #define WARPREDUCE_DISPATCH(TYPE, NAME, ...) \
-  AT_DISPATCH_ALL_TYPES_AND3(at::kHalf, at::kBFloat16, at::kBool, TYPE, NAME, __VA_ARGS__)
+  AT_DISPATCH_SWITCH(TYPE, NAME, WARPREDUCE_DTYPES(WARPREDUCE_DISPATCH_CASE, __VA_ARGS__))
+
+// The names of the dtypes of WARPREDUCE_DTYPES, in its order.
+std::vector<std::string> supported_dtypes();
 
 struct SumPlan {
   const Kernel* kernel = nullptr;

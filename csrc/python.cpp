@@ -1,35 +1,77 @@
 // warpreduce_torch._C: importing it loads this library, which runs the TORCH_LIBRARY
-// registrations of the other files. It also binds the common call, sum(x, dim, keepdim,
-// kernel=...) with the default dtype, so that warpreduce_torch.sum reaches the op without
-// torch.ops' boxed path.
+// registrations of the other files. It also binds the call itself,
+// sum(input, dim=None, keepdim=False, *, dtype=None, kernel="auto"), so that
+// warpreduce_torch.sum reaches the op without torch.ops' boxed path, and plan(input, dim),
+// which describes how a sum would run.
 //
-// Why: torch.ops.warpreduce.sum turns each Python argument into an IValue against the
-// schema, then unboxes them again: on the GPU machine's host a small call through it
-// cost about as much as a whole torch.sum, and 1-2 us more than through this binding
-// (benchmarks/host_overhead.py, RESULTS.md). This binding makes the same typed
-// dispatcher call that a C++ caller would, so autograd, dispatch modes, fake tensors and
-// functionalization all still apply; warpreduce_torch.sum takes torch.ops whenever
-// Python must see the call (torch.compile, __torch_function__ overrides).
+// Why a binding: torch.ops.warpreduce.sum turns each Python argument into an IValue
+// against the schema, then unboxes them again: on the GPU machine's host a small call
+// through it cost about as much as a whole torch.sum, and 1-2 us more than through a
+// direct binding (benchmarks/host_overhead.py, RESULTS.md). The binding makes the same
+// typed dispatcher call that a C++ caller would, so autograd, torch.func's transforms,
+// dispatch modes, fake tensors and functionalization all still apply;
+// warpreduce_torch.sum takes torch.ops whenever Python must see the call
+// (torch.compile, __torch_function__ overrides).
+//
+// Why torch's own argument parser (the one behind torch.sum) rather than pybind11's:
+// wrong arguments raise what torch.sum raises, a TypeError that names the argument types
+// and never prints the tensor (pybind11's message prints the whole input), and it parses
+// dtype= too, so that every plain call takes this path.
 #include <ATen/core/dispatch/Dispatcher.h>
 #include <torch/csrc/Exceptions.h>
+#include <torch/csrc/autograd/python_variable.h>
 #include <torch/csrc/utils/pybind.h>
+#include <torch/csrc/utils/python_arg_parser.h>
 
 #include "plan.h"
 
 namespace warpreduce {
 namespace {
 
-at::Tensor sum_binding(const at::Tensor& self, std::optional<std::vector<int64_t>> dim,
-                       bool keepdim, const std::string& kernel) {
+// The dim argument, which the parser has checked is None, an int, or a tuple or list
+// whose first element is an int. Read here rather than with PythonArgs::intlistOptional,
+// whose error path formats with fmt, which libtorch keeps to itself: the library then
+// fails to load with "undefined symbol: fmt::v12::vformat".
+std::optional<std::vector<int64_t>> dims_arg(PyObject* dim) {
+  if (dim == nullptr || dim == Py_None) return std::nullopt;
+  if (!PyTuple_Check(dim) && !PyList_Check(dim)) return std::vector<int64_t>{THPUtils_unpackIndex(dim)};
+  const Py_ssize_t n = PySequence_Fast_GET_SIZE(dim);
+  std::vector<int64_t> dims(n);
+  for (Py_ssize_t i = 0; i < n; ++i) {
+    PyObject* item = PySequence_Fast_GET_ITEM(dim, i);
+    TORCH_CHECK_TYPE(PyIndex_Check(item),
+                     "sum(): argument 'dim' must be tuple of ints, but found element of type ",
+                     Py_TYPE(item)->tp_name, " at pos ", i + 1);
+    dims[i] = THPUtils_unpackIndex(item);
+  }
+  return dims;
+}
+
+PyObject* sum_binding(PyObject* /*module*/, PyObject* args, PyObject* kwargs) {
   HANDLE_TH_ERRORS
+  static torch::PythonArgParser parser({
+      "sum(Tensor input, IntArrayRef[1]? dim=None, bool keepdim=False, *, "
+      "ScalarType? dtype=None, c10::string_view kernel=\"auto\")",
+  });
+  torch::ParsedArgs<5> parsed;
+  torch::PythonArgs r = parser.parse(args, kwargs, parsed);
   // warpreduce::sum only forwards to _sum (ops.cpp): call _sum, one dispatch fewer.
   static const auto op = c10::Dispatcher::singleton()
                              .findSchemaOrThrow("warpreduce::_sum", "")
                              .typed<SumSignature>();
-  const pybind11::gil_scoped_release no_gil;  // as torch's own bindings do
-  return op.call(self, dim ? at::OptionalIntArrayRef(*dim) : std::nullopt, keepdim, std::nullopt,
-                 kernel);
-  END_HANDLE_TH_ERRORS_PYBIND
+  const at::Tensor input = r.tensor(0);
+  const auto dims = dims_arg(r.args[1]);
+  const bool keepdim = r.toBool(2);
+  const auto dtype = r.scalartypeOptional(3);
+  const auto kernel = r.stringView(4);
+  at::Tensor result;
+  {
+    const pybind11::gil_scoped_release no_gil;  // as torch's own bindings do
+    result = op.call(input, dims ? at::OptionalIntArrayRef(*dims) : std::nullopt, keepdim, dtype,
+                     kernel);
+  }
+  return THPVariable_Wrap(std::move(result));
+  END_HANDLE_TH_ERRORS
 }
 
 // How warpreduce.sum(x, dim) would run: the plan's passes (geometry.h) as dicts, for
@@ -59,14 +101,21 @@ pybind11::dict describe_plan(const at::Tensor& x, std::optional<std::vector<int6
   return out;
 }
 
+PyMethodDef methods[] = {
+    {"sum", reinterpret_cast<PyCFunction>(reinterpret_cast<void (*)()>(sum_binding)),
+     METH_VARARGS | METH_KEYWORDS,
+     "sum(input, dim=None, keepdim=False, *, dtype=None, kernel='auto'): warpreduce::sum, "
+     "without __torch_function__ handling (warpreduce_torch.sum does that)."},
+    {nullptr, nullptr, 0, nullptr},
+};
+
 }  // namespace
 }  // namespace warpreduce
 
 PYBIND11_MODULE(_C, m) {
-  m.def("sum", &warpreduce::sum_binding, pybind11::arg("input"), pybind11::arg("dim"),
-        pybind11::arg("keepdim"), pybind11::arg("kernel"),
-        "warpreduce::sum(input, dim, keepdim, kernel=kernel) with the default dtype; "
-        "dim is None or a sequence of ints.");
+  if (PyModule_AddFunctions(m.ptr(), warpreduce::methods) != 0) {
+    throw pybind11::error_already_set();
+  }
   m.def("plan", &warpreduce::describe_plan, pybind11::arg("input"), pybind11::arg("dim") = pybind11::none(),
         "How warpreduce.sum(input, dim) runs: its passes over the reduction geometry.");
 }

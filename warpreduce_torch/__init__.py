@@ -1,9 +1,13 @@
 """torch.sum as a custom op: ``torch.ops.warpreduce.sum``, with staged CUDA kernels."""
 
-import torch  # noqa: F401  (loads libtorch, which _C links against)
+import torch
 
-from . import _C  # noqa: F401  (loads the library: the op and its CPU/CUDA bodies)
-from .ops import kernels, sum  # noqa: A004
-from . import distributed  # noqa: F401  (registers the sharding rule for DTensors)
+from ._build_check import check_build
 
-__all__ = ["kernels", "sum"]
+check_build(torch.__version__)  # before loading _C: a mismatch makes a clear error there
+
+from . import _C  # noqa: E402, F401  (loads the library: the op and its CPU/CUDA bodies)
+from .ops import dtypes, kernels, sum  # noqa: E402, A004
+from . import distributed  # noqa: E402, F401  (registers the sharding rule for DTensors)
+
+__all__ = ["dtypes", "kernels", "sum"]

@@ -4,6 +4,7 @@
 
 #include <cstdint>
 #include <cstring>
+#include <type_traits>
 
 #include "../sum_traits.h"
 
@@ -25,10 +26,11 @@ __device__ __forceinline__ BlockInSegment block_in_segment(int64_t parts) {
 }
 
 // Zero past the end: with it every kernel takes any length, not only multiples of the
-// block size.
+// block size. An element is added to 0, as torch.sum adds it, so that a row of -0.0 sums
+// to +0.0 whatever the tree.
 template <typename A, typename T>
 __device__ __forceinline__ A load_or_zero(const T* x, int64_t i, int64_t n) {
-  return i < n ? static_cast<A>(x[i]) : A(0);
+  return i < n ? A(0) + static_cast<A>(x[i]) : A(0);
 }
 
 template <typename Out, typename A>
@@ -143,6 +145,95 @@ __device__ __forceinline__ C sum_lanes(const A (&acc)[kLanes]) {
   }
   return lanes[0];
 }
+
+// What a thread keeps while it streams 16-byte vectors of T through a row or a whole
+// tensor (rows_split, rows_grouped): add(vector) for each, add_value(v) for scalars of
+// value_t, then total<C>().
+//
+// In general a sum per lane in acc_t: a short serial chain per lane, independent adds.
+// kExact asks for float32's exact lanes (below), which only the full reduction takes.
+template <typename T, bool kExact = false, typename = void>
+struct LaneSums {
+  using value_t = acc_t<T>;
+  static constexpr int kLanes = 16 / sizeof(T);
+  value_t lanes[kLanes] = {};
+  __device__ __forceinline__ void add(const uint4& v) { add_lanes<T>(lanes, v); }
+  __device__ __forceinline__ void add_value(value_t v) { lanes[0] += v; }
+  template <typename C>
+  __device__ __forceinline__ C total() const {
+    return sum_lanes<C>(lanes);
+  }
+};
+
+// float32, exact: two lanes in double, each adding two floats at a time (their sum is
+// exact in double). A thread's share of a full reduction (~1000 elements at 2^28) then
+// adds no error that shows in the float result: 0 ulp from the correctly rounded sum at
+// every size 2^10-2^28 (benchmarks/accuracy.py, H200), where four float lanes reached
+// 28 ulp at 2^28. Two doubles take the registers of four floats (four doubles took 40,
+// where 32 fit 4 blocks of 512 an SM). The conversions cost the dim reductions 2-4%
+// (rows of 16 KiB-256 KiB), so they keep float lanes.
+template <>
+struct LaneSums<float, true> {
+  using value_t = double;
+  double lanes[2] = {};
+  __device__ __forceinline__ void add(const uint4& v) {
+    lanes[0] += static_cast<double>(__uint_as_float(v.x)) + static_cast<double>(__uint_as_float(v.y));
+    lanes[1] += static_cast<double>(__uint_as_float(v.z)) + static_cast<double>(__uint_as_float(v.w));
+  }
+  __device__ __forceinline__ void add_value(double v) { lanes[0] += v; }
+  template <typename C>
+  __device__ __forceinline__ C total() const {
+    return static_cast<C>(lanes[0] + lanes[1]);
+  }
+};
+
+// 1- and 2-byte integers and bool: a 32-bit sum per 4-byte word, added by the dot-product
+// instructions (dp4a: 4 bytes times 1 plus the sum; dp2a: 2 halves), widened to 64 bits
+// every kWidenEvery vectors, before a word sum could overflow (|4 bytes| <= 1020 a
+// vector; |2 halves| <= 65536). Sixteen 64-bit lanes for int8 spent the time widening
+// and adding, not loading (56% of peak at 2^28); the sum is the same, wraparound
+// included, since nothing is lost before the 64-bit sum.
+template <typename T, bool kExact>
+struct LaneSums<T, kExact, std::enable_if_t<std::is_integral_v<T> && sizeof(T) <= 2>> {
+  using value_t = unsigned long long;
+  using Word = std::conditional_t<std::is_signed_v<T>, int, unsigned>;
+  static constexpr int kWidenEvery = sizeof(T) == 1 ? 1 << 20 : 1 << 14;
+  Word words[4] = {};
+  value_t wide = 0;
+  int count = 0;
+
+  __device__ __forceinline__ static Word dot(unsigned word, Word sum) {
+    if constexpr (sizeof(T) == 2) {
+      return __dp2a_lo(static_cast<int>(word), 0x0101, sum);  // int16: the only 2-byte type
+    } else if constexpr (std::is_signed_v<T>) {
+      return __dp4a(static_cast<int>(word), 0x01010101, sum);
+    } else {
+      return __dp4a(word, 0x01010101u, sum);
+    }
+  }
+  __device__ __forceinline__ void widen() {
+#pragma unroll
+    for (int k = 0; k < 4; ++k) {
+      // Sign-extended for signed types: the 64-bit sum wraps exactly like torch.sum's.
+      wide += static_cast<value_t>(static_cast<int64_t>(words[k]));
+      words[k] = 0;
+    }
+    count = 0;
+  }
+  __device__ __forceinline__ void add(const uint4& v) {
+    words[0] = dot(v.x, words[0]);
+    words[1] = dot(v.y, words[1]);
+    words[2] = dot(v.z, words[2]);
+    words[3] = dot(v.w, words[3]);
+    if (++count == kWidenEvery) widen();
+  }
+  __device__ __forceinline__ void add_value(value_t v) { wide += v; }
+  template <typename C>
+  __device__ __forceinline__ C total() {
+    widen();
+    return static_cast<C>(wide);
+  }
+};
 
 // Sum over a warp in registers; lane 0 gets it.
 template <typename A>

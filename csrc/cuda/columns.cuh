@@ -134,6 +134,9 @@ template <typename T, typename Out, int kVec>
 __global__ void __launch_bounds__(kColumnThreads, (kColumnMinBlocks<T, kVec>))
     columns(Columns<T> c, ColumnTiling tiling, Out* __restrict__ y,
             combine_t<T>* __restrict__ partials, unsigned* __restrict__ tickets) {
+  // Each output's running sum in acc_t. In double for float32 (as the full reduction)
+  // the conversions cost 5-9% (NCHW dim 1: 3731 -> 3503 GB/s, 2^19 x 100 dim 0: 3609 ->
+  // 3272, H200): float it is, combined in double once a thread's rows are done.
   using A = acc_t<T>;
   using C = combine_t<T>;
   // 128 bytes in flight a thread with vectors; 32 elements without (2^23 x 3 dim 0, 4-byte

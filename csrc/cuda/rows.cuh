@@ -83,10 +83,10 @@ __device__ __forceinline__ uint4 load_streaming(const uint4* p) {
 }
 
 // Thread `first` of `step` threads adds vectors first, first + step, ... of body[0,
-// vectors) into acc, kUnroll loads in flight before the first add. The last round is
+// vectors) into sums, kUnroll loads in flight before the first add. The last round is
 // predicated rather than one load at a time, so that it too is in flight at once.
-template <typename T, int kUnroll, typename A, int kLanes = 16 / sizeof(T)>
-__device__ __forceinline__ void add_vectors(A (&acc)[kLanes], const uint4* body, int64_t vectors,
+template <int kUnroll, typename Sums>
+__device__ __forceinline__ void add_vectors(Sums& sums, const uint4* body, int64_t vectors,
                                             int64_t first, int64_t step) {
   int64_t i = first;
 #pragma unroll 1  // kUnroll loads in flight is the policy: no more (registers)
@@ -95,7 +95,7 @@ __device__ __forceinline__ void add_vectors(A (&acc)[kLanes], const uint4* body,
 #pragma unroll
     for (int u = 0; u < kUnroll; ++u) v[u] = load_streaming(body + i + u * step);
 #pragma unroll
-    for (int u = 0; u < kUnroll; ++u) add_lanes<T>(acc, v[u]);
+    for (int u = 0; u < kUnroll; ++u) sums.add(v[u]);
   }
   uint4 v[kUnroll];
 #pragma unroll
@@ -103,31 +103,33 @@ __device__ __forceinline__ void add_vectors(A (&acc)[kLanes], const uint4* body,
     v[u] = i + u * step < vectors ? load_streaming(body + i + u * step) : uint4{0, 0, 0, 0};
   }
 #pragma unroll
-  for (int u = 0; u < kUnroll; ++u) add_lanes<T>(acc, v[u]);
+  for (int u = 0; u < kUnroll; ++u) sums.add(v[u]);
 }
 
 // Thread `first` of `step` threads: its share of a row, summed in C. Contiguous rows are
-// read 16 bytes at a time (VectorSpan); the scalars of the row's unaligned head and tail
-// go to the threads first < kLanes, which must all exist: step >= kLanes, or a caller
-// that adds span.edges(k) for the k >= step itself.
-template <typename T, int kUnroll, typename C, typename Rows>
+// read 16 bytes at a time (VectorSpan) into LaneSums; the scalars of the row's unaligned
+// head and tail go to the threads first < kLanes, which must all exist: step >= kLanes,
+// or a caller that adds span.edges(k) for the k >= step itself.
+template <typename T, int kUnroll, typename C, bool kExact = false, typename Rows>
 __device__ __forceinline__ C thread_share(Rows rows, int64_t r, int64_t first, int64_t step) {
-  using A = acc_t<T>;
+  using Sums = LaneSums<T, kExact>;
+  using V = typename Sums::value_t;
   constexpr int kLanes = 16 / sizeof(T);
-  A acc[kLanes] = {};
+  Sums sums;
   const T* row = rows.row(r);
   if (rows.stride() == 1) {
     const VectorSpan<T> span(row, rows.length);
-    add_vectors<T, kUnroll>(acc, span.body(), span.vectors, first, step);
-    if (first < kLanes) acc[0] += span.template edges<A>(first);
+    add_vectors<kUnroll>(sums, span.body(), span.vectors, first, step);
+    if (first < kLanes) sums.add_value(span.template edges<V>(first));
   } else {
-    for (int64_t i = first; i < rows.length; i += step) acc[0] += static_cast<A>(row[i * rows.stride()]);
+    for (int64_t i = first; i < rows.length; i += step) sums.add_value(static_cast<V>(row[i * rows.stride()]));
   }
-  return sum_lanes<C>(acc);
+  return sums.template total<C>();
 }
 
-// Tuning of rows_split, kept as data; benchmarks/tune_fast_sum.cu times the alternatives
-// side by side. 512 threads x 4 blocks an SM fill Hopper's 2048 thread slots, and 4
+// Tuning of rows_split, kept as data; the alternatives were timed side by side on an
+// H200 (benchmarks/RESULTS.md). 512 threads x 4 blocks an SM fill Hopper's 2048 thread
+// slots, and 4
 // independent 16-byte loads a thread keep 32 KiB a block in flight before the first
 // add. On an H200, 256 or 1024 threads or 8 loads were within 1% at 2^28 and up to 20%
 // slower at 2^16 to 2^20. Blocks interleave (block b reads every gridDim-th tile): one
@@ -170,15 +172,16 @@ __device__ __forceinline__ void finish_split(const C* partials, int64_t parts, O
 // a block writes its row's sum; with several, each block leaves its partial in
 // partials[blockIdx.x] and takes the row's ticket, and the row's last block adds the
 // partials in index order (no float atomics). One row: the full reduction.
-template <typename T, typename Out, typename Rows, typename P = SplitPolicy>
+// kFull: a full reduction (one row), summed with exact float32 lanes (LaneSums).
+template <typename T, typename Out, typename Rows, bool kFull, typename P = SplitPolicy>
 __global__ void __launch_bounds__(P::kThreads)
     rows_split(Rows rows, unsigned parts, Out* __restrict__ y, combine_t<T>* __restrict__ partials,
                unsigned* __restrict__ tickets) {
   using C = combine_t<T>;
   const unsigned part = blockIdx.x % parts;
   const int64_t row = blockIdx.x / parts;
-  const C share = thread_share<T, P::kUnroll, C>(rows, row, part * P::kThreads + threadIdx.x,
-                                                 parts * P::kThreads);
+  const C share = thread_share<T, P::kUnroll, C, kFull>(rows, row, part * P::kThreads + threadIdx.x,
+                                                        parts * P::kThreads);
   const C total = block_sum<P::kThreads>(share);
   if (parts == 1) {
     if (threadIdx.x == 0) y[row] = static_cast<Out>(total);
@@ -301,7 +304,7 @@ __device__ __forceinline__ void copy_async_wait() {
 // Short rows one after the other (row r at x + r * length) that are not whole vectors
 // (3 floats, 100 bfloat16s) or not aligned. A block streams tiles of rows_per_tile whole
 // rows into shared memory, two stages deep: the next tile's 16-byte copies are in flight
-// (cp.async) while `group` lanes (1 or 8) sum each row of the current one. Copying and
+// (cp.async) while `group` lanes sum each row of the current one. Copying and
 // summing in turn left a block's loads idle while it summed (59-64% of a full sum's
 // speed on rows of 3 floats and 100 bfloat16s), and a warp a row spent ~110
 // instructions a row on 100 bfloat16s (ncu: 115 M for 2^20 rows); a thread a row adds
@@ -327,24 +330,43 @@ __global__ void __launch_bounds__(kTiledThreads)
   auto tile_in = [&](int stage, const VectorSpan<T>& span) {
     return reinterpret_cast<T*>(shared_vectors + stage * kTileStage) + (kLanes - span.head) % kLanes;
   };
-  // Starts copying tile t into `stage`: the vectors asynchronously, the few scalars of
-  // its unaligned ends directly.
+  // Starts copying tile t into `stage`: the vectors asynchronously; the few scalars of
+  // its unaligned ends are loaded into registers now and stored by finish() after the
+  // current tile is summed (stored at once, each such thread waited a DRAM latency a
+  // tile and the block with it: 56% of a full sum's speed on rows of 3 floats).
+  struct Scalars {
+    T head, tail;
+    T* head_to = nullptr;
+    T* tail_to = nullptr;
+    __device__ __forceinline__ void finish() const {
+      if (head_to) *head_to = head;
+      if (tail_to) *tail_to = tail;
+    }
+  };
   auto start_copy = [&](int64_t t, int stage) {
+    Scalars scalars;
     if (t < tiles) {
       const VectorSpan<T> span = span_of(t);
       uint4* body = shared_vectors + stage * kTileStage + (span.head > 0 ? 1 : 0);
       for (int64_t j = threadIdx.x; j < span.vectors; j += kTiledThreads) copy_async(body + j, span.body() + j);
       T* tile = tile_in(stage, span);
-      if (threadIdx.x < span.head) tile[threadIdx.x] = span.x[threadIdx.x];
-      if (threadIdx.x < span.n - span.tail) tile[span.tail + threadIdx.x] = span.x[span.tail + threadIdx.x];
+      if (threadIdx.x < span.head) {
+        scalars.head = span.x[threadIdx.x];
+        scalars.head_to = tile + threadIdx.x;
+      }
+      if (threadIdx.x < span.n - span.tail) {
+        scalars.tail = span.x[span.tail + threadIdx.x];
+        scalars.tail_to = tile + span.tail + threadIdx.x;
+      }
     }
     copy_async_commit();  // an empty group past the last tile keeps the count in step
+    return scalars;
   };
 
-  start_copy(blockIdx.x, 0);
+  start_copy(blockIdx.x, 0).finish();
   int stage = 0;
   for (int64_t t = blockIdx.x; t < tiles; t += gridDim.x, stage ^= 1) {
-    start_copy(t + gridDim.x, stage ^ 1);
+    const Scalars next = start_copy(t + gridDim.x, stage ^ 1);
     copy_async_wait<1>();  // this thread's copies of tile t have landed...
     __syncthreads();  // ... and everyone's
     const T* tile = tile_in(stage, span_of(t));
@@ -353,13 +375,22 @@ __global__ void __launch_bounds__(kTiledThreads)
     // Every warp runs the same passes (a group's shuffles need all 32 lanes).
     for (int pass = 0; pass * rows_per_pass < tile_rows; ++pass) {
       const int r = pass * rows_per_pass + static_cast<int>(threadIdx.x / group);
-      A acc = 0;
+      // Four independent sums: one chain of dependent adds and shared-memory loads made a
+      // row of 100 a thread as slow as copying the tile.
+      A acc[4] = {0, 0, 0, 0};
       if (r < tile_rows) {
-        for (int i = lane_in_row; i < len; i += group) acc += static_cast<A>(tile[r * len + i]);
+        const T* row = tile + r * len;
+        int i = lane_in_row;
+        for (; i + 3 * static_cast<int>(group) < len; i += 4 * group) {
+#pragma unroll
+          for (int k = 0; k < 4; ++k) acc[k] += static_cast<A>(row[i + k * group]);
+        }
+        for (; i < len; i += group) acc[0] += static_cast<A>(row[i]);
       }
-      acc = sum_over_group(acc, group);
-      if (lane_in_row == 0 && r < tile_rows) y[first_row + r] = static_cast<Out>(acc);
+      const A sum = sum_over_group((acc[0] + acc[1]) + (acc[2] + acc[3]), group);
+      if (lane_in_row == 0 && r < tile_rows) y[first_row + r] = static_cast<Out>(sum);
     }
+    next.finish();
     __syncthreads();  // the next iteration copies into the other stage, the one after into this
   }
   copy_async_wait<0>();

@@ -214,12 +214,12 @@ constexpr int64_t kColumnMaxFinishLoads = 32;
 
 // Several blocks a row, as many as fill the GPU (one row: the full reduction), or a
 // block a row when the rows are many.
-template <typename T, typename Out, typename Rows>
+template <typename T, typename Out, typename Rows, bool kFull>
 void split_rows(const Rows& rows, Out* y, const at::Tensor& like) {
   using P = SplitPolicy;
   constexpr int64_t kLanes = 16 / sizeof(T);
   const cudaStream_t stream = c10::cuda::getCurrentCUDAStream();
-  const int64_t capacity = resident_blocks<rows_split<T, Out, Rows>>(P::kThreads);
+  const int64_t capacity = resident_blocks<rows_split<T, Out, Rows, kFull>>(P::kThreads);
   const int64_t per_block = int64_t{P::kThreads} * kSplitMinVectorsPerThread * kLanes;
   int64_t parts = std::clamp<int64_t>(ceil_div(rows.length, per_block), 1,
                                       std::max<int64_t>(1, capacity / rows.count));
@@ -227,10 +227,10 @@ void split_rows(const Rows& rows, Out* y, const at::Tensor& like) {
   TORCH_CHECK(rows.count * parts <= std::numeric_limits<int>::max(), "warpreduce.sum: ",
               rows.count, " rows do not fit one launch");
   if (parts <= 1) {
-    rows_split<T, Out, Rows><<<rows.count, P::kThreads, 0, stream>>>(rows, 1u, y, nullptr, nullptr);
+    rows_split<T, Out, Rows, kFull><<<rows.count, P::kThreads, 0, stream>>>(rows, 1u, y, nullptr, nullptr);
   } else {
     const SplitScratch scratch = split_scratch(like);
-    rows_split<T, Out, Rows><<<rows.count * parts, P::kThreads, 0, stream>>>(
+    rows_split<T, Out, Rows, kFull><<<rows.count * parts, P::kThreads, 0, stream>>>(
         rows, static_cast<unsigned>(parts), y, static_cast<combine_t<T>*>(scratch.partials), scratch.tickets);
   }
   C10_CUDA_KERNEL_LAUNCH_CHECK();
@@ -244,14 +244,14 @@ void rows_pass(const T* x, const ReductionPass& pass, Out* y, const at::Tensor& 
   const int64_t row_bytes = pass.length * int64_t{sizeof(T)};
 
   const bool aligned = reinterpret_cast<uintptr_t>(x) % 16 == 0;
-  // Rows of 1, 2, 4 ... 32 whole vectors: a vector a lane. Other counts would leave lanes
-  // idle (25 vectors: 7 of 32, 0.92x torch.compile on 2^19 rows of 100 floats); the tiled
-  // kernel reads them with every lane.
+  // Rows of up to 32 whole vectors: a vector a lane, pow2_ceil(vectors) lanes a row, as
+  // long as at least 3 in 4 lanes have a vector. On 2^19 rows of 100 floats (25 vectors,
+  // 32 lanes) this ran at 86% of a full sum's speed, the tiled kernel at 71%.
   const int64_t row_vectors = row_bytes / 16;
   if (pass.packed_rows() && rows.count > 1 && aligned && row_bytes % 16 == 0 && row_vectors <= 32 &&
-      pow2_ceil(row_vectors) == row_vectors) {
+      4 * row_vectors >= 3 * pow2_ceil(row_vectors)) {
     const unsigned vectors = static_cast<unsigned>(row_vectors);
-    const unsigned group = vectors;
+    const unsigned group = static_cast<unsigned>(pow2_ceil(row_vectors));
     const int64_t blocks = std::min(ceil_div(rows.count * group, kVectorRowsThreads),
                                     resident_blocks<rows_vectors<T, Out>>(kVectorRowsThreads));
     rows_vectors<T, Out><<<blocks, kVectorRowsThreads, 0, stream>>>(x, rows.count, vectors, group, y);
@@ -261,8 +261,11 @@ void rows_pass(const T* x, const ReductionPass& pass, Out* y, const at::Tensor& 
   if (pass.packed_rows() && rows.count > 1 && row_bytes <= kTiledMaxRowBytes) {
     const int64_t rows_per_tile = kTileBytes / row_bytes;
     // A thread a row, unless rows a multiple of 4 words apart put a warp's threads on a
-    // quarter of the banks or fewer: then 8 lanes a row.
-    const unsigned group = row_bytes % 16 == 0 ? 8 : 1;
+    // quarter of the banks or fewer (then 8 lanes a row); more lanes a row while a tile
+    // holds too few rows to give every thread one in two passes (81 rows of 100
+    // bfloat16s kept 81 of 256 threads busy).
+    unsigned group = row_bytes % 16 == 0 ? 8 : 1;
+    while (group < 32 && rows_per_tile * group < 2 * int64_t{kTiledThreads}) group *= 2;
     const size_t shared = 2 * kTileStage * 16;
     const int64_t blocks = std::min(ceil_div(rows.count, rows_per_tile),
                                     resident_blocks<rows_tiled<T, Out>>(kTiledThreads, shared));
@@ -285,11 +288,15 @@ void rows_pass(const T* x, const ReductionPass& pass, Out* y, const at::Tensor& 
     return;
   }
 
-  if (pass.even_rows()) {
-    const int64_t row_stride = pass.outer.ndim == 0 ? 0 : pass.outer.strides[0];
-    split_rows<T>(EvenRows<T>{x, row_stride, pass.outer_size, pass.length}, y, like);
+  const EvenRows<T> even{x, pass.outer.ndim == 0 ? 0 : pass.outer.strides[0], pass.outer_size, pass.length};
+  if (pass.even_rows() && rows.count == 1) {
+    split_rows<T, Out, EvenRows<T>, true>(even, y, like);
+  } else if (pass.even_rows()) {
+    split_rows<T, Out, EvenRows<T>, false>(even, y, like);
+  } else if (rows.count == 1) {
+    split_rows<T, Out, StridedRows<T>, true>(rows, y, like);
   } else {
-    split_rows<T>(rows, y, like);
+    split_rows<T, Out, StridedRows<T>, false>(rows, y, like);
   }
 }
 

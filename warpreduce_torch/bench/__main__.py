@@ -30,9 +30,7 @@ import warpreduce_torch as wr
 from warpreduce_torch import _C
 
 from . import cpu, dims, stages
-from .timing import Device, implementation, rotating_inputs, side_by_side
-
-DTYPES = stages.DTYPES
+from .timing import DTYPES, Device, implementation, rotating_inputs, side_by_side
 
 
 def parse_sizes(text):
@@ -43,26 +41,29 @@ def parse_sizes(text):
     return [int(s) for s in text.split(",")]
 
 
+# What `pip install "warpreduce_torch[bench]"` adds (setup.py, extras_require).
+BENCH_EXTRA = ("matplotlib", "tqdm")
+
+
+def check_bench_extra():
+    """Exits, naming the extra, when a module the sweep needs is missing: before it
+    measures for minutes, not after."""
+    import importlib.util
+
+    missing = [m for m in BENCH_EXTRA if importlib.util.find_spec(m) is None]
+    if missing:
+        raise SystemExit(
+            f"python -m warpreduce_torch.bench needs {' and '.join(missing)}, which the "
+            "package's 'bench' extra installs: pip install \"warpreduce_torch[bench]\" "
+            "(from a source checkout: pip install --no-build-isolation -e \".[bench]\", or "
+            "pip install -r requirements.txt)."
+        )
+
+
 def progress(total):
-    try:
-        from tqdm import tqdm
+    from tqdm import tqdm
 
-        return tqdm(total=total, file=sys.stderr, unit="run", dynamic_ncols=True)
-    except ImportError:
-        class Plain:
-            done = 0
-
-            def update(self, k):
-                self.done += k
-                print(f"\r{self.done}/{total}", end="", file=sys.stderr, flush=True)
-
-            def set_description(self, text):
-                pass
-
-            def close(self):
-                print(file=sys.stderr)
-
-        return Plain()
+    return tqdm(total=total, file=sys.stderr, unit="run", dynamic_ncols=True)
 
 
 def float64_reference(x):
@@ -78,7 +79,8 @@ def run(args):
     on_gpu = torch.cuda.is_available()
     device = Device.current()
     where = "cuda" if on_gpu else "cpu"
-    impls = ["torch.sum"] + [k for k in args.kernels if k in wr.kernels(where)]
+    impls = ["torch.sum"] + [k for k in args.kernels
+                             if k in wr.kernels(where) or (k == "torch.compile" and on_gpu)]
     if args.stages and on_gpu:
         impls += [k for k in wr.kernels("cuda", "stage") if k not in impls]
     sizes = parse_sizes(args.sizes or ("10-28" if on_gpu else "10-24"))
@@ -158,7 +160,7 @@ def host_overhead(device_name, min_run_time):
     ops = {
         "torch.sum(x)": torch.sum,
         "warpreduce_torch.sum(x)": wr.sum,
-        "warpreduce_torch._C.sum(x, ...)": lambda x: _C.sum(x, None, False, "auto"),
+        "warpreduce_torch._C.sum(x)": _C.sum,
         "torch.ops.warpreduce.sum(x)": torch.ops.warpreduce.sum,
     }
     timed = side_by_side(ops, [x], "host overhead", "2^10", min_run_time)
@@ -166,6 +168,19 @@ def host_overhead(device_name, min_run_time):
     for label, (m, _) in timed.items():
         lines.append(f"  {label:32s} {m.median * 1e6:7.2f} us")
     return "\n".join(lines)
+
+
+def write_device_json(path, device, argv):
+    """The device, torch and command of a run, as strict JSON: an unknown number (the
+    peak of a CPU or of a GPU that does not report its memory clock) is null, not the
+    NaN that strict parsers reject."""
+    fields = {k: None if isinstance(v, float) and not math.isfinite(v) else v
+              for k, v in device.__dict__.items()}
+    path.write_text(json.dumps({
+        **fields, "torch": torch.__version__,
+        "date": datetime.datetime.now().isoformat(timespec="minutes"),
+        "command": " ".join(["python -m warpreduce_torch.bench"] + list(argv)),
+    }, indent=2, allow_nan=False))
 
 
 def plot(rows, impls, device, path):
@@ -223,8 +238,8 @@ def main(argv=None):
                         "(default 10-28 on a GPU, 10-24 on the CPU)")
     parser.add_argument("--dtypes", nargs="+", default=["float32", "bfloat16", "int32"],
                         choices=DTYPES)
-    parser.add_argument("--kernels", nargs="+", default=["auto", "cub"],
-                        help="warpreduce kernels to compare with torch.sum")
+    parser.add_argument("--kernels", nargs="+", default=["auto", "cub", "torch.compile"],
+                        help="warpreduce kernels (and torch.compile) to compare with torch.sum")
     parser.add_argument("--stages", action="store_true", help="add the eight staged kernels")
     parser.add_argument("--stages-table", action="store_true",
                         help="print the staged kernels' table instead (warpreduce_torch.bench.stages)")
@@ -249,6 +264,7 @@ def main(argv=None):
     if args.dims:
         return run_dims(args, argv)
 
+    check_bench_extra()
     device, impls, rows, wall = run(args)
     print("\nWall time per call (torch.utils.benchmark, host overhead included):")
     benchmark.Compare(wall).print()
@@ -264,11 +280,7 @@ def main(argv=None):
         writer = csv.DictWriter(f, fieldnames=list(rows[0]))
         writer.writeheader()
         writer.writerows(rows)
-    (out / "device.json").write_text(json.dumps({
-        **device.__dict__, "torch": torch.__version__,
-        "date": datetime.datetime.now().isoformat(timespec="minutes"),
-        "command": " ".join(["python -m warpreduce_torch.bench"] + (argv or sys.argv[1:])),
-    }, indent=2))
+    write_device_json(out / "device.json", device, argv or sys.argv[1:])
     plot(rows, impls, device, out / "sweep.png")
     print(f"\nWrote {out / 'sweep.csv'}, {out / 'device.json'} and {out / 'sweep.png'}")
     return 0

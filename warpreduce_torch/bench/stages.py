@@ -14,10 +14,7 @@ import torch
 
 import warpreduce_torch as wr
 
-from .timing import Device, gpu_time, implementation, rotating_inputs
-
-DTYPES = {"int32": torch.int32, "float32": torch.float32, "bfloat16": torch.bfloat16,
-          "float16": torch.float16, "float64": torch.float64, "int8": torch.int8}
+from .timing import DTYPES, Device, gpu_time, implementation, rotating_inputs
 
 
 def stage_rows(n, dtype, device):

@@ -36,12 +36,19 @@ class Device:
                 f"theoretical peak {self.peak_gbps:.0f} GB/s")
 
 
+# The dtypes warpreduce.sum takes, by torch's names: the benchmarks' --dtypes choices.
+DTYPES = {str(t).removeprefix("torch."): t for t in wr.dtypes()}
+
+
 def make_input(n, dtype, device, seed=0):
     """Random data (never zeros: zeros can run faster than real data)."""
     g = torch.Generator(device).manual_seed(seed)
     if dtype.is_floating_point:
         return (torch.randn(n, generator=g, device=device) + 0.5).to(dtype)
-    return torch.randint(-100, 100, (n,), generator=g, device=device, dtype=dtype)
+    if dtype == torch.bool:
+        return torch.rand(n, generator=g, device=device) < 0.5
+    low = 0 if dtype == torch.uint8 else -100
+    return torch.randint(low, 100, (n,), generator=g, device=device, dtype=dtype)
 
 
 def rotating_inputs(n, dtype, device, rotate_bytes=1 << 30, max_views=4096):
@@ -121,10 +128,16 @@ def side_by_side(fns, inputs, label, sub_label, min_run_time, rounds=7):
 
 
 def implementation(name):
-    """A callable x -> sum for a name: "torch.sum", or a kernel of warpreduce_torch;
-    "auto" is warpreduce_torch.sum as users call it, with no wrapper around it."""
+    """A callable x -> sum for a name: "torch.sum", "torch.compile" (Inductor's kernel
+    for torch.sum, compiled afresh for each call of this function: dynamo recompiles
+    for new shapes only up to its cache limit, then silently runs eagerly), or a kernel
+    of warpreduce_torch; "auto" is warpreduce_torch.sum as users call it, with no
+    wrapper around it."""
     if name == "torch.sum":
         return torch.sum
+    if name == "torch.compile":
+        torch._dynamo.reset()
+        return torch.compile(lambda x: torch.sum(x), dynamic=False)
     if name == "auto":
         return wr.sum
     return functools.partial(wr.sum, kernel=name)
