@@ -13,6 +13,7 @@
 // called) return vectors without the ISA, and about _mm512_undefined_* inputs.
 #pragma GCC diagnostic ignored "-Wpsabi"
 #pragma GCC diagnostic ignored "-Wmaybe-uninitialized"
+#pragma GCC diagnostic ignored "-Wuninitialized"
 #pragma GCC target("avx2,fma,f16c,avx512f,avx512bw,avx512vl,avx512dq")
 // In C++, g++ lexes the file before it acts on the pragma, so the ISA macros (__AVX__ ...)
 // stay unset (checked with g++ 12); sleef.h, whose vector math at::vec's classes name,
