@@ -1,51 +1,43 @@
-// CPU body of warpreduce::sum: rows split into fixed chunks summed in parallel, then each
-// row's chunk sums combined pairwise. The chunking does not depend on the thread count,
-// so the result is the same from run to run and machine to machine.
-#include <ATen/Parallel.h>
+// CPU body of warpreduce::sum: the kernel table, and the choice among the builds of the
+// kernels (sum_kernels.h) for each instruction set.
+#include <ATen/Version.h>
 #include <torch/library.h>
 
-#include <vector>
+#include <string>
 
 #include "../plan.h"
-#include "pairwise_sum.h"
+#include "isa.h"
 
 namespace warpreduce {
 namespace {
 
-constexpr int64_t kChunk = 1 << 15;  // elements a task sums (128 KiB of float32)
-
-template <typename T>
-void sum_rows(const at::Tensor& rows, at::Tensor& out) {
-  using A = acc_t<T>;
-  const int64_t segments = rows.size(0), length = rows.size(1);
-  const int64_t chunks = std::max<int64_t>(1, (length + kChunk - 1) / kChunk);
-  const T* x = rows.const_data_ptr<T>();
-  out_t<T>* y = out.mutable_data_ptr<out_t<T>>();
-
-  std::vector<A> partial(segments * chunks);
-  const int64_t task_len = std::max<int64_t>(1, std::min(length, kChunk));
-  at::parallel_for(0, segments * chunks, kChunk / task_len, [&](int64_t begin, int64_t end) {
-    for (int64_t task = begin; task < end; ++task) {
-      const int64_t seg = task / chunks, start = (task % chunks) * kChunk;
-      const int64_t n = std::min(kChunk, length - start);
-      partial[task] = pairwise_sum(x + seg * length + start, n);
-    }
-  });
-  at::parallel_for(0, segments, std::max<int64_t>(1, kChunk / chunks), [&](int64_t begin, int64_t end) {
-    for (int64_t seg = begin; seg < end; ++seg) {
-      y[seg] = static_cast<out_t<T>>(pairwise_sum(partial.data() + seg * chunks, chunks));
-    }
-  });
+// The widest build of the kernels that both torch and the processor allow: torch's own
+// choice (at::get_cpu_capability(): AVX512, AVX2 or DEFAULT, which ATEN_CPU_CAPABILITY
+// can lower, so that each build can be tested on one machine), confirmed by the
+// processor's feature bits, since torch takes that variable at its word.
+Launcher choose_kernels() {
+  const std::string torch_choice = at::get_cpu_capability();
+#if defined(__GNUC__) && defined(__x86_64__)
+  __builtin_cpu_init();
+  const bool has_avx2 = __builtin_cpu_supports("avx2") && __builtin_cpu_supports("fma");
+  const bool has_avx512 = has_avx2 && __builtin_cpu_supports("avx512f") && __builtin_cpu_supports("avx512bw") &&
+                          __builtin_cpu_supports("avx512vl") && __builtin_cpu_supports("avx512dq");
+  if (torch_choice == "AVX512" && has_avx512 && cpu::avx512_kernels()) return cpu::avx512_kernels();
+  if ((torch_choice == "AVX512" || torch_choice == "AVX2") && has_avx2 && cpu::avx2_kernels()) {
+    return cpu::avx2_kernels();
+  }
+#endif
+  return cpu::generic_kernels();
 }
 
-void launch_pairwise(const SumPlan& plan, at::Tensor& out) {
-  const at::Tensor rows = plan.rows();
-  WARPREDUCE_DISPATCH(rows.scalar_type(), "warpreduce_sum_cpu", [&] { sum_rows<scalar_t>(rows, out); });
+void launch_auto(const SumPlan& plan, at::Tensor& out) {
+  static const Launcher kernels = choose_kernels();
+  kernels(plan, out);
 }
 
 // The CPU kernels kernel= names: the only list of them.
 constexpr Kernel kCpuKernels[] = {
-    {"auto", KernelRole::kFast, launch_pairwise},
+    {"auto", KernelRole::kFast, launch_auto},
 };
 
 at::Tensor sum_cpu(const at::Tensor& self, at::OptionalIntArrayRef dim, bool keepdim,

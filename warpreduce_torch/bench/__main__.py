@@ -4,14 +4,15 @@
     python -m warpreduce_torch.bench --sizes 20-24 --dtypes float32 --stages
     python -m warpreduce_torch.bench --stages-table        # the staged kernels' story
     python -m warpreduce_torch.bench --dims                # dim reductions, shape by shape
+    python -m warpreduce_torch.bench --cpu                 # the CPU kernel, even with a GPU
 
 For each dtype, size and implementation: GPU time per call (CUDA events over a loop,
 inputs rotated over 1 GiB), GB/s of input and percent of the theoretical peak, wall time
 per call (torch.utils.benchmark, host overhead included) and, for floats, the error
 against a float64 sum; the implementations take turns, in 7 interleaved rounds a size.
 Prints torch.utils.benchmark Compare tables, then writes the raw numbers (CSV), the
-device (JSON) and a plot (PNG) into --out. Without a GPU it compares the CPU kernel with
-torch.sum on the CPU.
+device (JSON) and a plot (PNG) into --out. Without a GPU, or with --cpu, it compares the
+CPU kernel with torch.sum on the CPU instead (warpreduce_torch.bench.cpu).
 """
 
 import argparse
@@ -28,7 +29,7 @@ import torch.utils.benchmark as benchmark
 import warpreduce_torch as wr
 from warpreduce_torch import _C
 
-from . import dims, stages
+from . import cpu, dims, stages
 from .timing import DTYPES, Device, implementation, rotating_inputs, side_by_side
 
 
@@ -248,8 +249,16 @@ def main(argv=None):
                         help="dim reductions shape by shape instead (warpreduce_torch.bench.dims)")
     parser.add_argument("--dims-filter", default="",
                         help="with --dims: only the cases whose name contains this text")
+    parser.add_argument("--cpu", action="store_true",
+                        help="the CPU comparison (what runs without a GPU) even where a GPU is found")
+    parser.add_argument("--threads", nargs="+", default=["1", "all"],
+                        help="CPU comparison: thread counts to measure ('all': torch's default)")
+    parser.add_argument("--cpu-filter", default="",
+                        help="CPU comparison: only the cases whose name contains this text")
     parser.add_argument("--out", default="results", help="folder for the CSV, JSON and PNG")
     args = parser.parse_args(argv)
+    if args.cpu or (not torch.cuda.is_available() and not args.dims and not args.stages_table):
+        return cpu.main(args, sys.argv[1:] if argv is None else argv)
     if args.stages_table:
         return stages.main([])
     if args.dims:

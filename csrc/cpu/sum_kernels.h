@@ -1,0 +1,591 @@
+// The CPU kernels of warpreduce::sum, written once with at::vec::Vectorized (ATen's
+// vector type: AVX-512, AVX2 or plain C++ depending on how the file including this one is
+// compiled) and compiled once per instruction set: sum_kernels_<isa>.cpp defines
+// CPU_CAPABILITY (DEFAULT, AVX2, AVX512), turns that instruction set on and includes this
+// header, which puts everything into warpreduce::cpu::CPU_CAPABILITY (sum_kernels_isa.h
+// says how a TU must be laid out so that nothing it shares with others is compiled for
+// the wider ISA). sum_cpu.cpp picks one at run time.
+//
+// Each pass of the reduction geometry (geometry.h) is read in place, never copied:
+// - ROWS (inner == 1): each output sums `length` elements, vector loads along the row;
+// - COLUMNS (inner > 1): the outputs are adjacent, vector loads across them, the reduced
+//   dim walked in the outer loop, a tile of partial sums kept in L1.
+// Work is cut into tasks of a size fixed by the shape alone (never by the thread count),
+// each task writes its own partial sums, and partial sums are combined in a fixed
+// pairwise order: the result is the same bits for any number of threads.
+//
+// Float error: every sum is a cascade (a few serial adds per lane at the bottom, pairwise
+// above), like ATen's cascade sum, so the error grows with log(length), not length.
+#pragma once
+
+#if !defined(CPU_CAPABILITY) || !defined(WARPREDUCE_CPU_KERNELS_PRELUDE)
+#error "include sum_kernels_prelude.h, then define CPU_CAPABILITY, before this header"
+#endif
+
+#include <ATen/cpu/vec/functional.h>
+#include <ATen/cpu/vec/vec.h>
+
+// Hidden: calls between the kernels go straight to them, not through the PLT (a row of 32
+// floats paid a PLT call), and no other library's copy of a name can stand in for one.
+namespace warpreduce::cpu {
+namespace CPU_CAPABILITY __attribute__((visibility("hidden"))) {
+
+using at::vec::Vectorized;
+
+// ---- Tuning, in one place ------------------------------------------------------------
+// Each float cascade leaf is kAccumulators independent vector accumulators, each adding
+// kLeafRounds vectors: enough independent adds in flight to cover the add latency (4
+// cycles, 2 a cycle on AVX-512 and AVX2 cores: 8 chains), and 8 serial adds per lane keep
+// the leaf error below ATen's cascade, whose serial runs are 16.
+constexpr int kAccumulators = 8;
+constexpr int kLeafRounds = 8;
+// Elements of a row one task sums; longer rows are cut into chunks of this size, summed
+// in parallel and combined pairwise. Fixed so that results do not depend on threads.
+constexpr int64_t kRowChunk = int64_t{1} << 14;
+// Column tiles: rows of a tile are summed kBlockRows at a time in registers (a balanced
+// tree), block sums are added into an L1-resident tile of partial sums (16 at most: a
+// chunk is kChunkRows rows; ATen's cascade has serial runs of 16), and chunks are combined
+// pairwise.
+constexpr int64_t kBlockRows = 16;
+constexpr int64_t kChunkRows = 256;
+constexpr int64_t kTileBytes = 8192;  // partial sums of one tile: 2048 floats, in L1
+template <typename A>
+constexpr int64_t kTileWidth = kTileBytes / sizeof(A);
+template <typename A>
+constexpr int64_t kTilePad = 64 / sizeof(A);  // room for a whole last vector
+constexpr int kColumnVectors = 4;  // vectors of columns summed side by side in a block
+static_assert(kColumnVectors == 4, "float_column_tile's switch covers 1 to 4 vectors");
+// Short rows are each too little work for the out-of-order core to keep enough loads in
+// flight (rows of 32 floats streamed at half the bandwidth of a full sum of the same
+// tensor): each row asks for the head of the row kShortRowsAhead further on. 20.4 ->
+// 12.4 ms for 2^20 rows of 32 floats, on one thread.
+constexpr int64_t kShortRowsAhead = 16;
+constexpr int64_t kShortRowPrefetchBytes = 256;
+// Tasks smaller than this many elements are grouped, and a pass of fewer elements runs on
+// the calling thread: waking the pool costs more than it saves below it. (On the 2-core
+// dev machine a second thread never paid, one core already reading memory at its limit;
+// 2^16, twice ATen's grain, leaves a 2^20-element sum 16 pieces for a larger host.)
+constexpr int64_t kMinParallelElements = int64_t{1} << 16;
+
+// What partial sums are combined in once the elements are added up: double for float32
+// (a chunk's lanes, chunks, passes: few values, so the wider adds cost nothing, and the
+// combine adds no error of its own: float combining erred 1.36x torch.sum's mean at 2^24
+// elements, over 18 inputs), else the accumulator type itself.
+template <typename A>
+using combine_t = std::conditional_t<std::is_same_v<A, float>, double, A>;
+
+inline int64_t ceil_div(int64_t a, int64_t b) { return (a + b - 1) / b; }
+
+// Runs fn(task) for task in [0, tasks), tasks of about `task_elements` elements each,
+// spread over the threads. Which thread runs a task never changes what the task computes.
+template <typename Fn>
+void for_each_task(int64_t tasks, int64_t task_elements, const Fn& fn) {
+  const int64_t grain = std::max<int64_t>(1, kMinParallelElements / std::max<int64_t>(1, task_elements));
+  at::parallel_for(0, tasks, grain, [&](int64_t begin, int64_t end) {
+    for (int64_t t = begin; t < end; ++t) fn(t);
+  });
+}
+
+// ---- Loads: a float type as vectors of its accumulator type --------------------------
+// float and double load as they are; float16 and bfloat16 are widened to float in vector
+// registers (one load of Vectorized<float>::size() 16-bit values, then a conversion).
+template <typename T>
+struct VecLoad {
+  using Acc = T;
+  using Vec = Vectorized<T>;
+  static constexpr int64_t kWidth = Vec::size();
+  static Vec full(const T* p) { return Vec::loadu(p); }
+  static Vec partial(const T* p, int64_t n) { return Vec::loadu(p, n); }
+};
+
+template <typename T>
+struct WidenedVecLoad {
+  using Acc = float;
+  using Vec = Vectorized<float>;
+  static constexpr int64_t kWidth = Vec::size();
+  static Vec full(const T* p) {
+    Vec v;
+    if constexpr (std::is_same_v<T, c10::BFloat16>) {
+      at::vec::load_fp32_from_bf16(p, v);
+    } else {
+      at::vec::load_fp32_from_fp16(p, v);
+    }
+    return v;
+  }
+  static Vec partial(const T* p, int64_t n) {
+    T padded[kWidth] = {};  // zeros past the end
+    std::memcpy(padded, p, n * sizeof(T));
+    return full(padded);
+  }
+};
+template <>
+struct VecLoad<c10::BFloat16> : WidenedVecLoad<c10::BFloat16> {};
+template <>
+struct VecLoad<c10::Half> : WidenedVecLoad<c10::Half> {};
+
+// ---- Pairwise combination ------------------------------------------------------------
+// Items pushed in order are summed as a balanced binary tree (a binary counter: the
+// k-th push merges as many times as k has trailing ones), so that the error of a sum of
+// m items grows with log2(m). V: an accumulator vector or scalar. The levels are raw
+// bytes: Vectorized's constructor zeroes, and zeroing 64 levels (4 KiB) on every call
+// cost more than summing a 4096-element row.
+template <typename V>
+class PairwiseSum {
+ public:
+  void push(V v) {
+    for (int64_t c = count_; c & 1; c >>= 1) v = level(--depth_) + v;
+    set_level(depth_++, v);
+    ++count_;
+  }
+  V total() const {  // at least one push
+    V s = level(depth_ - 1);
+    for (int d = depth_ - 2; d >= 0; --d) s = level(d) + s;
+    return s;
+  }
+
+ private:
+  static constexpr int kMaxDepth = 64;  // 2^64 items
+  V level(int d) const {
+    V v;
+    std::memcpy(&v, bytes_ + d * sizeof(V), sizeof(V));
+    return v;
+  }
+  void set_level(int d, const V& v) { std::memcpy(bytes_ + d * sizeof(V), &v, sizeof(V)); }
+
+  alignas(64) unsigned char bytes_[kMaxDepth * sizeof(V)];
+  int depth_ = 0;
+  int64_t count_ = 0;
+};
+
+template <typename V>
+V tree_sum(const V (&acc)[kAccumulators]) {
+  static_assert(kAccumulators == 8);
+  return ((acc[0] + acc[1]) + (acc[2] + acc[3])) + ((acc[4] + acc[5]) + (acc[6] + acc[7]));
+}
+
+// The lanes of v summed pairwise, in combine_t.
+template <typename A>
+combine_t<A> horizontal_sum(const Vectorized<A>& v) {
+  constexpr int64_t kWidth = Vectorized<A>::size();
+  alignas(64) A stored[kWidth];
+  v.store(stored);
+  combine_t<A> lanes[kWidth];
+  for (int64_t j = 0; j < kWidth; ++j) lanes[j] = stored[j];
+  for (int64_t half = kWidth / 2; half >= 1; half /= 2) {
+    for (int64_t j = 0; j < half; ++j) lanes[j] = lanes[j] + lanes[j + half];
+  }
+  return lanes[0];
+}
+
+// ---- One row: n elements, contiguous or strided --------------------------------------
+
+// The lanes of v summed, for a short row: float lanes with at::vec's shuffles.
+template <typename A>
+combine_t<A> short_horizontal_sum(const Vectorized<A>& v) {
+  if constexpr (std::is_same_v<A, float>) {
+    return at::vec::vec_reduce_all<float>(std::plus<Vectorized<float>>(), v);
+  } else {
+    return horizontal_sum(v);
+  }
+}
+
+// A row shorter than a leaf: four accumulators (at most 16 serial adds a lane, as ATen's
+// cascade) and no pairwise levels. Rows of 32 floats summed through the leaf code took
+// 31 ns each (0.54x torch.sum on 2^20 of them): the zeroed accumulators, the levels and
+// the lane-by-lane horizontal sum cost more than the row.
+template <typename T>
+C10_ALWAYS_INLINE combine_t<typename VecLoad<T>::Acc> short_float_sum(const T* x, int64_t n) {
+  using L = VecLoad<T>;
+  using V = typename L::Vec;
+  using A = typename L::Acc;
+  constexpr int64_t W = L::kWidth;
+  if (n <= W) return short_horizontal_sum(L::partial(x, n));
+  V a = L::full(x), b(A(0)), c(A(0)), d(A(0));
+  int64_t i = W;
+  for (; i + 4 * W <= n; i += 4 * W) {
+    a = a + L::full(x + i);
+    b = b + L::full(x + i + W);
+    c = c + L::full(x + i + 2 * W);
+    d = d + L::full(x + i + 3 * W);
+  }
+  for (; i + W <= n; i += W) b = b + L::full(x + i);
+  if (i < n) c = c + L::partial(x + i, n - i);
+  return short_horizontal_sum((a + b) + (c + d));
+}
+
+// Elements of a cascade leaf: rows shorter than this take short_float_sum.
+template <typename T>
+constexpr int64_t kLeafElements = kAccumulators * kLeafRounds * VecLoad<T>::kWidth;
+
+// n contiguous floats: leaves of kAccumulators x kLeafRounds vectors, summed pairwise.
+template <typename T>
+combine_t<typename VecLoad<T>::Acc> contiguous_float_sum(const T* x, int64_t n) {
+  using L = VecLoad<T>;
+  using V = typename L::Vec;
+  constexpr int64_t W = L::kWidth;
+  constexpr int64_t kLeaf = kLeafElements<T>;
+  if (n < kLeaf) return short_float_sum(x, n);
+  PairwiseSum<V> leaves;
+  int64_t i = 0;
+  for (; i + kLeaf <= n; i += kLeaf) {
+    const T* p = x + i;
+    V acc[kAccumulators];
+    for (int k = 0; k < kAccumulators; ++k) acc[k] = L::full(p + k * W);
+    for (int r = 1; r < kLeafRounds; ++r) {
+      for (int k = 0; k < kAccumulators; ++k) acc[k] = acc[k] + L::full(p + (r * kAccumulators + k) * W);
+    }
+    leaves.push(tree_sum(acc));
+  }
+  if (i < n) {  // the last, partial leaf: whole vectors round the accumulators, then the rest
+    V acc[kAccumulators];
+    for (int k = 0; k < kAccumulators; ++k) acc[k] = V(typename L::Acc(0));
+    int k = 0;
+    for (; i + W <= n; i += W, k = (k + 1) % kAccumulators) acc[k] = acc[k] + L::full(x + i);
+    if (i < n) acc[k] = acc[k] + L::partial(x + i, n - i);
+    leaves.push(tree_sum(acc));
+  }
+  return horizontal_sum(leaves.total());
+}
+
+// n floats `stride` apart: the same cascade on scalars (no vector loads to be had).
+template <typename T>
+combine_t<acc_t<T>> strided_float_sum(const T* x, int64_t n, int64_t stride) {
+  using A = acc_t<T>;
+  constexpr int64_t kLeaf = kAccumulators * kLeafRounds;
+  PairwiseSum<A> leaves;
+  int64_t i = 0;
+  for (; i < n; i += kLeaf) {
+    A acc[kAccumulators] = {};
+    const int64_t m = std::min(kLeaf, n - i);
+    for (int64_t j = 0; j < m; ++j) {
+      acc[j % kAccumulators] = acc[j % kAccumulators] + static_cast<A>(x[(i + j) * stride]);
+    }
+    leaves.push(tree_sum(acc));
+  }
+  return leaves.total();
+}
+
+// Integers add exactly, so only speed matters. 8- and 16-bit values are added in 32-bit
+// lanes, which cannot overflow within a block (2^12 values a lane, each below 2^16 in
+// magnitude), then widened: twice the lanes per vector of 64-bit ones. The total wraps
+// modulo 2^64, as torch.sum's int64 result does.
+template <typename T>
+acc_t<T> integer_sum(const T* x, int64_t n, int64_t stride) {
+  acc_t<T> total = 0;
+  if (stride != 1) {
+    for (int64_t i = 0; i < n; ++i) total += static_cast<acc_t<T>>(static_cast<int64_t>(x[i * stride]));
+    return total;
+  }
+  if constexpr (sizeof(T) <= 2) {
+    constexpr int kLanes = 16;
+    constexpr int64_t kBlock = kLanes << 12;
+    for (int64_t start = 0; start < n; start += kBlock) {
+      const int64_t m = std::min(kBlock, n - start);
+      const T* p = x + start;
+      int32_t lane[kLanes] = {};
+      int64_t i = 0;
+      for (; i + kLanes <= m; i += kLanes) {
+        for (int j = 0; j < kLanes; ++j) lane[j] += static_cast<int32_t>(p[i + j]);
+      }
+      for (; i < m; ++i) lane[0] += static_cast<int32_t>(p[i]);
+      for (int j = 0; j < kLanes; ++j) total += static_cast<acc_t<T>>(static_cast<int64_t>(lane[j]));
+    }
+  } else {
+    constexpr int kLanes = 8;
+    acc_t<T> lane[kLanes] = {};
+    int64_t i = 0;
+    for (; i + kLanes <= n; i += kLanes) {
+      for (int j = 0; j < kLanes; ++j) lane[j] += static_cast<acc_t<T>>(static_cast<int64_t>(x[i + j]));
+    }
+    for (; i < n; ++i) total += static_cast<acc_t<T>>(static_cast<int64_t>(x[i]));
+    for (int j = 0; j < kLanes; ++j) total += lane[j];
+  }
+  return total;
+}
+
+template <typename T>
+combine_t<acc_t<T>> row_sum(const T* x, int64_t n, int64_t stride) {
+  if constexpr (std::is_integral_v<T>) {
+    return integer_sum(x, n, stride);
+  } else {
+    return stride == 1 ? contiguous_float_sum(x, n) : strided_float_sum(x, n, stride);
+  }
+}
+
+// Partial sums of `count` items, p[0], p[step], ..., combined in a fixed order.
+template <typename A>
+A combine(const A* p, int64_t count, int64_t step) {
+  if constexpr (std::is_integral_v<A>) {
+    A total = 0;
+    for (int64_t i = 0; i < count; ++i) total += p[i * step];
+    return total;
+  } else {
+    PairwiseSum<A> sum;
+    for (int64_t i = 0; i < count; ++i) sum.push(p[i * step]);
+    return sum.total();
+  }
+}
+
+// ---- Rows pass -----------------------------------------------------------------------
+// A task sums one chunk of one row (a whole row when it is at most kRowChunk long). Rows
+// of several chunks write a partial sum a chunk, combined pairwise per row.
+template <typename T, typename Out>
+void rows_pass(const T* x, const ReductionPass& pass, Out* y) {
+  using C = combine_t<acc_t<T>>;
+  const int64_t rows = pass.outer_size, length = pass.length, stride = pass.reduced_stride;
+  const int64_t chunks = ceil_div(length, kRowChunk);
+  auto chunk_sum = [&](int64_t row, int64_t chunk) {
+    const int64_t start = chunk * kRowChunk;
+    return row_sum(x + pass.outer.offset(row) + start * stride, std::min(kRowChunk, length - start), stride);
+  };
+  if constexpr (!std::is_integral_v<T>) {
+    if (stride == 1 && length < kLeafElements<T>) {  // short rows: the row loop inlined
+      for_each_task(rows, length, [&](int64_t row) {
+        if (row + kShortRowsAhead < rows) {  // the head of a row further on, into cache
+          const char* ahead = reinterpret_cast<const char*>(x + pass.outer.offset(row + kShortRowsAhead));
+          for (int64_t b = 0; b < std::min<int64_t>(kShortRowPrefetchBytes, length * sizeof(T)); b += 64) {
+            __builtin_prefetch(ahead + b);
+          }
+        }
+        y[row] = static_cast<Out>(short_float_sum(x + pass.outer.offset(row), length));
+      });
+      return;
+    }
+  }
+  if (chunks == 1) {
+    for_each_task(rows, length, [&](int64_t row) { y[row] = static_cast<Out>(chunk_sum(row, 0)); });
+    return;
+  }
+  std::unique_ptr<C[]> partial(new C[rows * chunks]);
+  for_each_task(rows * chunks, kRowChunk,
+                [&](int64_t task) { partial[task] = chunk_sum(task / chunks, task % chunks); });
+  for_each_task(rows, chunks, [&](int64_t row) {
+    y[row] = static_cast<Out>(combine(partial.get() + row * chunks, chunks, 1));
+  });
+}
+
+// ---- Columns pass --------------------------------------------------------------------
+// One tile: `rows` rows (row_stride apart) of `width` adjacent columns into tile[0, width).
+// Rows are taken kBlockRows at a time: a block's sums stay in registers, up to
+// kColumnVectors vectors of columns side by side, and are then added into the tile.
+// Every row read is a contiguous run of the tile's width, which the prefetchers follow;
+// walking a few vectors of columns down all the rows instead (ATen's order) touches a new
+// page a row.
+
+// kRows loads `stride` apart summed as a balanced tree.
+template <int64_t kRows, typename Load, typename T>
+auto tree_of_rows(const Load& load, const T* p, int64_t stride) {
+  if constexpr (kRows == 1) {
+    return load(p);
+  } else {
+    return tree_of_rows<kRows / 2>(load, p, stride) + tree_of_rows<kRows / 2>(load, p + kRows / 2 * stride, stride);
+  }
+}
+
+// A block of rows of one vector of columns: a tree for a whole block (its adds are
+// independent, where a serial chain made narrow tiles wait on the add latency: 2^20 x 32
+// floats summed over dim 0 ran at 0.85x torch.sum), a serial sum for the last, short one.
+template <typename Load, typename T>
+auto block_sum(const Load& load, const T* p, int64_t row_stride, int64_t block_rows) {
+  if (block_rows == kBlockRows) return tree_of_rows<kBlockRows>(load, p, row_stride);
+  auto s = load(p);
+  for (int64_t r = 1; r < block_rows; ++r) s = s + load(p + r * row_stride);
+  return s;
+}
+
+// K vectors of adjacent columns, added lane by lane.
+template <typename V, int K>
+struct VecGroup {
+  V v[K];
+  VecGroup operator+(const VecGroup& other) const {
+    VecGroup sum;
+    for (int k = 0; k < K; ++k) sum.v[k] = v[k] + other.v[k];
+    return sum;
+  }
+};
+
+// One block of rows (block_rows of them, from x) of the columns [c, c + K vectors) of a
+// tile, the last vector `last` columns wide (a whole one or fewer): the K vectors of a row
+// read together, the rows summed, the sums added into the tile (set by the first block).
+template <int K, typename L, typename T>
+void add_column_block(const T* x, int64_t row_stride, int64_t block_rows, int64_t c, int64_t last,
+                      bool first_block, typename L::Acc* tile) {
+  using V = typename L::Vec;
+  constexpr int64_t W = L::kWidth;
+  const auto load = [last](const T* p) {
+    VecGroup<V, K> g;
+    for (int k = 0; k + 1 < K; ++k) g.v[k] = L::full(p + k * W);
+    g.v[K - 1] = last == W ? L::full(p + (K - 1) * W) : L::partial(p + (K - 1) * W, last);
+    return g;
+  };
+  const VecGroup<V, K> s = block_sum(load, x + c, row_stride, block_rows);
+  for (int k = 0; k < K; ++k) {  // the tile has room for a whole last vector
+    const int64_t at = c + k * W;
+    (first_block ? s.v[k] : V::loadu(tile + at) + s.v[k]).store(tile + at);
+  }
+}
+
+// Blocks of rows in order, and within a block the tile's columns kColumnVectors vectors at
+// a time: the block's rows are read once each, as a contiguous run of the tile's width.
+template <typename T>
+void float_column_tile(const T* x, int64_t row_stride, int64_t rows, int64_t width,
+                       typename VecLoad<T>::Acc* tile) {
+  using L = VecLoad<T>;
+  constexpr int64_t W = L::kWidth;
+  constexpr int64_t kGroup = kColumnVectors * W;
+  const int64_t grouped = width / kGroup * kGroup;
+  const int64_t rest = width - grouped;  // under kColumnVectors vectors, read together
+  const int64_t last = rest == 0 ? W : rest - (rest - 1) / W * W;
+  for (int64_t block = 0; block < rows; block += kBlockRows) {
+    const int64_t block_rows = std::min(kBlockRows, rows - block);
+    const T* b = x + block * row_stride;
+    const bool first = block == 0;
+    for (int64_t c = 0; c < grouped; c += kGroup) {
+      add_column_block<kColumnVectors, L>(b, row_stride, block_rows, c, W, first, tile);
+    }
+    switch (ceil_div(rest, W)) {
+      case 0: break;
+      case 1: add_column_block<1, L>(b, row_stride, block_rows, grouped, last, first, tile); break;
+      case 2: add_column_block<2, L>(b, row_stride, block_rows, grouped, last, first, tile); break;
+      case 3: add_column_block<3, L>(b, row_stride, block_rows, grouped, last, first, tile); break;
+      default: add_column_block<4, L>(b, row_stride, block_rows, grouped, last, first, tile); break;
+    }
+  }
+}
+
+// The same sums with scalar loads, for columns that are not adjacent (inner_stride > 1):
+// blocks of rows summed serially, then added into the tile.
+template <typename T>
+void strided_float_column_tile(const T* x, int64_t row_stride, int64_t col_stride, int64_t rows,
+                               int64_t width, acc_t<T>* tile, acc_t<T>* block_sums) {
+  using A = acc_t<T>;
+  for (int64_t block = 0; block < rows; block += kBlockRows) {
+    const int64_t block_rows = std::min(kBlockRows, rows - block);
+    for (int64_t r = 0; r < block_rows; ++r) {
+      const T* row = x + (block + r) * row_stride;
+      for (int64_t c = 0; c < width; ++c) {
+        const A v = static_cast<A>(row[c * col_stride]);
+        block_sums[c] = r == 0 ? v : block_sums[c] + v;
+      }
+    }
+    for (int64_t c = 0; c < width; ++c) tile[c] = block == 0 ? block_sums[c] : tile[c] + block_sums[c];
+  }
+}
+
+// Integers: exact, so plain adds row after row (the compiler vectorizes the column loop).
+template <typename T>
+void integer_column_tile(const T* x, int64_t row_stride, int64_t col_stride, int64_t rows,
+                         int64_t width, acc_t<T>* tile) {
+  std::fill(tile, tile + width, acc_t<T>{0});
+  for (int64_t r = 0; r < rows; ++r) {
+    const T* row = x + r * row_stride;
+    if (col_stride == 1) {
+      for (int64_t c = 0; c < width; ++c) tile[c] += static_cast<acc_t<T>>(static_cast<int64_t>(row[c]));
+    } else {
+      for (int64_t c = 0; c < width; ++c) {
+        tile[c] += static_cast<acc_t<T>>(static_cast<int64_t>(row[c * col_stride]));
+      }
+    }
+  }
+}
+
+template <typename T>
+void column_tile(const T* x, int64_t row_stride, int64_t col_stride, int64_t rows, int64_t width,
+                 acc_t<T>* tile) {
+  if constexpr (std::is_integral_v<T>) {
+    integer_column_tile(x, row_stride, col_stride, rows, width, tile);
+  } else if (col_stride == 1) {
+    float_column_tile(x, row_stride, rows, width, tile);
+  } else {
+    alignas(64) acc_t<T> block_sums[kTileWidth<acc_t<T>>];
+    strided_float_column_tile(x, row_stride, col_stride, rows, width, tile, block_sums);
+  }
+}
+
+// A task sums one chunk of kChunkRows rows of one tile of columns under one outer index.
+// A pass of one chunk writes the outputs; of several, a partial sum per chunk and output,
+// then combined pairwise over chunks, a block of outputs at a time.
+template <typename T, typename Out>
+void columns_pass(const T* x, const ReductionPass& pass, Out* y) {
+  using A = acc_t<T>;
+  using C = combine_t<A>;
+  const int64_t outer = pass.outer_size, inner = pass.inner, length = pass.length;
+  const int64_t chunks = ceil_div(length, kChunkRows);
+  const int64_t tiles = ceil_div(inner, kTileWidth<A>);
+  const int64_t outputs = outer * inner;
+  std::unique_ptr<C[]> partial(chunks > 1 ? new C[chunks * outputs] : nullptr);
+
+  const int64_t task_elements = std::min(length, kChunkRows) * std::min(inner, kTileWidth<A>);
+  for_each_task(chunks * outer * tiles, task_elements, [&](int64_t task) {
+    const int64_t tile_index = task % tiles;
+    const int64_t o = task / tiles % outer;
+    const int64_t chunk = task / tiles / outer;
+    const int64_t c0 = tile_index * kTileWidth<A>, width = std::min(kTileWidth<A>, inner - c0);
+    const int64_t r0 = chunk * kChunkRows, rows = std::min(kChunkRows, length - r0);
+    const T* base = x + pass.outer.offset(o) + r0 * pass.reduced_stride + c0 * pass.inner_stride;
+
+    alignas(64) A tile[kTileWidth<A> + kTilePad<A>];
+    column_tile(base, pass.reduced_stride, pass.inner_stride, rows, width, tile);
+    const int64_t first_output = o * inner + c0;
+    if (chunks == 1) {
+      for (int64_t c = 0; c < width; ++c) y[first_output + c] = static_cast<Out>(tile[c]);
+    } else {
+      C* into = partial.get() + chunk * outputs + first_output;
+      for (int64_t c = 0; c < width; ++c) into[c] = tile[c];
+    }
+  });
+  if (chunks == 1) return;
+
+  // partial[chunk][output]: a pairwise tree over chunks, in place (chunk c takes in chunk
+  // c + step), vector adds across outputs.
+  constexpr int64_t kOutputBlock = 256;
+  for_each_task(ceil_div(outputs, kOutputBlock), chunks * kOutputBlock, [&](int64_t block) {
+    const int64_t j0 = block * kOutputBlock, count = std::min(kOutputBlock, outputs - j0);
+    for (int64_t step = 1; step < chunks; step *= 2) {
+      for (int64_t chunk = 0; chunk + step < chunks; chunk += 2 * step) {
+        C* into = partial.get() + chunk * outputs + j0;
+        const C* from = partial.get() + (chunk + step) * outputs + j0;
+        for (int64_t j = 0; j < count; ++j) into[j] = into[j] + from[j];
+      }
+    }
+    for (int64_t j = 0; j < count; ++j) y[j0 + j] = static_cast<Out>(partial[j0 + j]);
+  });
+}
+
+template <typename T, typename Out>
+void run_pass(const T* x, const ReductionPass& pass, Out* y) {
+  if (pass.is_rows()) {
+    rows_pass(x, pass, y);
+  } else {
+    columns_pass(x, pass, y);
+  }
+}
+
+// What a pass that is not the last writes for the next: combine_t as a tensor dtype
+// (double for every float type, int64 for integers and bool).
+template <typename T>
+using carry_t = std::conditional_t<std::is_integral_v<acc_t<T>>, int64_t, combine_t<acc_t<T>>>;
+
+// The passes of plan in order, each after the first reading the last one's outputs.
+inline void launch(const SumPlan& plan, at::Tensor& out) {
+  WARPREDUCE_DISPATCH(plan.input.scalar_type(), "warpreduce_sum_cpu", [&] {
+    using T = scalar_t;
+    using Carry = carry_t<T>;
+    const T* x = plan.input.const_data_ptr<T>();
+    out_t<T>* y = out.mutable_data_ptr<out_t<T>>();
+    const auto& passes = plan.passes;
+    if (passes.size() == 1) return run_pass(x, passes[0], y);
+    const at::TensorOptions carry_options = out.options().dtype(c10::CppTypeToScalarType<Carry>::value);
+    at::Tensor carried = at::empty({passes[0].outputs()}, carry_options);
+    run_pass(x, passes[0], carried.mutable_data_ptr<Carry>());
+    for (size_t k = 1; k + 1 < passes.size(); ++k) {
+      at::Tensor next = at::empty({passes[k].outputs()}, carry_options);
+      run_pass(carried.const_data_ptr<Carry>(), passes[k], next.mutable_data_ptr<Carry>());
+      carried = next;
+    }
+    run_pass(carried.const_data_ptr<Carry>(), passes.back(), y);
+  });
+}
+
+}  // namespace CPU_CAPABILITY
+}  // namespace warpreduce::cpu

@@ -1,0 +1,264 @@
+"""The CPU kernels (csrc/cpu/) against torch.sum, path by path: rows (contiguous, strided,
+split into chunks), columns (contiguous, strided, split into chunks), several passes, the
+copied layout; every dtype and lengths around each block size on the reduced and the
+kept side; integers exact with torch.sum's wraparound; float error no worse than
+torch.sum's; the same bits for any thread count; each instruction-set build, and that
+nothing outside those builds uses their instructions."""
+
+import math
+import os
+import platform
+import re
+import shutil
+import subprocess
+import sys
+
+import pytest
+import torch
+
+import warpreduce_torch as wr
+from warpreduce_torch import _C
+
+from conftest import DTYPES, assert_sum_matches, random_tensor
+from test_dims import make_view
+
+
+def plan(x, dim):
+    dims = None if dim is None else [dim] if isinstance(dim, int) else list(dim)
+    return _C.plan(x, dims)
+
+
+def kinds(x, dim):
+    return [p["kind"] for p in plan(x, dim)["passes"]]
+
+
+@pytest.fixture
+def restore_threads():
+    saved = torch.get_num_threads()
+    yield
+    torch.set_num_threads(saved)
+
+
+# Row lengths around the kernels' sizes: a vector (4 to 16 elements), a leaf (64 vectors),
+# a chunk a task sums (2^14), several chunks; primes.
+ROW_LENGTHS = [1, 2, 3, 7, 31, 33, 127, 1021, 1025, 2**14 - 1, 2**14 + 1, 3 * 2**14 + 5, 65537]
+
+
+@pytest.mark.parametrize("dtype", DTYPES, ids=str)
+def test_rows(dtype):
+    for length in ROW_LENGTHS:
+        for rows in (1, 3):
+            x = random_tensor((rows, length), dtype, "cpu", seed=length + rows)
+            assert_sum_matches(wr.sum(x, -1), x, -1)
+            assert_sum_matches(wr.sum(x, -1, keepdim=True), x, -1, keepdim=True)
+            assert_sum_matches(wr.sum(x), x)
+
+
+# Reduced lengths around a block of rows (16) and a chunk (256); kept widths around a
+# vector, a group of vectors (64 floats) and a tile (2048 floats, 1024 doubles).
+COLUMN_LENGTHS = [2, 15, 17, 255, 257, 1023]
+COLUMN_WIDTHS = [3, 17, 33, 65, 1031, 2049]
+
+
+@pytest.mark.parametrize("dtype", DTYPES, ids=str)
+def test_columns(dtype):
+    for length in COLUMN_LENGTHS:
+        for width in COLUMN_WIDTHS:
+            x = random_tensor((length, width), dtype, "cpu", seed=length * width)
+            assert kinds(x, 0) == ["columns"]
+            assert_sum_matches(wr.sum(x, 0), x, 0)
+    x = random_tensor((3, 257, 65), dtype, "cpu")  # under an outer dim
+    assert_sum_matches(wr.sum(x, 1, keepdim=True), x, 1, keepdim=True)
+
+
+@pytest.mark.parametrize("dtype", DTYPES, ids=str)
+def test_strided_rows_and_columns(dtype):
+    base = random_tensor((66, 2**14 + 9), dtype, "cpu")
+    rows = base[:, ::3]  # rows of elements 3 apart
+    (p,) = plan(rows, 1)["passes"]
+    assert p["kind"] == "rows" and p["reduced_stride"] == 3
+    assert_sum_matches(wr.sum(rows, 1), rows, 1)
+    long_rows = random_tensor((2, 3 * 2**14 + 1), dtype, "cpu")[:, ::2]  # several chunks
+    assert_sum_matches(wr.sum(long_rows, 1), long_rows, 1)
+    columns = base[::2, :1200:3]  # columns 3 apart
+    (p,) = plan(columns, 0)["passes"]
+    assert p["kind"] == "columns" and p["inner_stride"] == 3
+    assert_sum_matches(wr.sum(columns, 0), columns, 0)
+    expanded = base[:1, :70].expand(300, 70)  # rows 0 apart
+    assert plan(expanded, 0)["passes"][0]["reduced_stride"] == 0
+    assert_sum_matches(wr.sum(expanded, 0), expanded, 0)
+    one = base[0, 0].expand(1000)  # one element read 1000 times
+    assert_sum_matches(wr.sum(one), one)
+
+
+@pytest.mark.parametrize("dtype", DTYPES, ids=str)
+def test_several_passes_and_the_copied_layout(dtype):
+    for shape, dim in [((5, 33, 7, 9), (0, 2)), ((4, 17, 300, 3), (0, 2, 3)),
+                       ((3, 1025, 2, 33), (1, 3)), ((300, 5, 70), (0, 2))]:
+        x = random_tensor(shape, dtype, "cpu")
+        assert len(plan(x, dim)["passes"]) >= 2
+        assert_sum_matches(wr.sum(x, dim), x, dim)
+        assert_sum_matches(wr.sum(x, dim, keepdim=True), x, dim, keepdim=True)
+    x = random_tensor((3, 4, 5, 6, 7, 8), dtype, "cpu")[::2, ::2, ::2, ::2, ::2, ::2]
+    assert plan(x, 5)["copied"]
+    assert_sum_matches(wr.sum(x, 5), x, 5)
+
+
+@pytest.mark.parametrize("dtype", DTYPES, ids=str)
+@pytest.mark.parametrize("layout", ["contiguous", "transposed", "permuted", "sliced", "offset", "expanded"])
+def test_layouts(dtype, layout):
+    for shape in [(33, 1025), (31, 5, 67), (2, 3, 17, 65)]:
+        x = make_view(shape, layout, dtype, "cpu", seed=len(shape))
+        for dim in [None, 0, -1, 1, (0, -1)]:
+            assert_sum_matches(wr.sum(x, dim), x, dim)
+
+
+# --- integers: exact, wrapping like torch.sum's int64 -----------------------------------
+
+
+@pytest.mark.parametrize("dtype", [torch.int8, torch.uint8, torch.int16, torch.bool], ids=str)
+def test_narrow_integers_at_their_extremes(dtype):
+    """8- and 16-bit values add in 32-bit lanes a block at a time: the largest values over
+    several blocks must not overflow them."""
+    n = 5 * 2**16 + 3
+    for value in ([True] if dtype == torch.bool else [torch.iinfo(dtype).max, torch.iinfo(dtype).min]):
+        x = torch.full((n,), value, dtype=dtype)
+        assert wr.sum(x).item() == n * int(value)
+        rows = x[: 5 * 2**16].view(5, 2**16)
+        assert torch.equal(wr.sum(rows, 1), torch.sum(rows, 1))
+        assert torch.equal(wr.sum(rows, 0), torch.sum(rows, 0))
+
+
+@pytest.mark.parametrize("dim", [None, 0, 1, (0, 2)])
+def test_int64_wraps_like_torch_in_every_pass(dim):
+    big = torch.iinfo(torch.int64).max
+    x = torch.randint(big - 1000, big, (33, 70, 5), dtype=torch.int64)
+    for view in (x, x.transpose(0, 1), x[:, ::2]):
+        assert_sum_matches(wr.sum(view, dim), view, dim)
+
+
+# --- float error over many inputs -------------------------------------------------------
+
+
+def float_error(fn, x, dim, ref):
+    return (fn(x, dim).double() - ref).abs().mean().item()
+
+
+@pytest.mark.parametrize("dtype", [torch.float32, torch.bfloat16, torch.float16], ids=str)
+@pytest.mark.parametrize("shape,dim", [((1 << 18,), 0), ((1024, 1024), 0), ((1024, 1024), 1),
+                                       ((64, 300, 64), (0, 2))], ids=str)
+def test_float_error_no_worse_than_torch_sum(dtype, shape, dim):
+    """Mean error against a float64 sum over 20 inputs, at most torch.sum's, give or take
+    half an ulp of the results (the rounding of the result itself)."""
+    ours = theirs = half_ulp = 0.0
+    for seed in range(20):
+        x = random_tensor(shape, dtype, "cpu", seed)
+        ref = x.double().sum(dim)
+        ours += float_error(wr.sum, x, dim, ref)
+        theirs += float_error(torch.sum, x, dim, ref)
+        half_ulp += (torch.finfo(dtype).eps * ref.abs() / 2).mean().item()
+    assert ours <= theirs + half_ulp, (ours / 20, theirs / 20, half_ulp / 20)
+
+
+def test_float64_error_no_worse_than_torch_sum():
+    """float64 against an exactly rounded sum (math.fsum)."""
+    ours = theirs = 0.0
+    for seed in range(10):
+        x = random_tensor((1 << 16,), torch.float64, "cpu", seed)
+        exact = math.fsum(x.tolist())
+        ours += abs(wr.sum(x).item() - exact)
+        theirs += abs(torch.sum(x).item() - exact)
+    assert ours <= theirs + 10 * torch.finfo(torch.float64).eps * abs(exact) / 2
+
+
+# --- the same bits whatever the thread count ---------------------------------------------
+
+THREAD_CASES = [
+    ((2**20 + 3,), None),  # a long row: chunks combined pairwise
+    ((3, 100003), -1),  # rows of several chunks
+    ((4099, 257), -1),  # many short rows
+    ((70001, 130), 0),  # columns: chunks of rows combined pairwise
+    ((8, 2**18), 0),  # many tiles of few rows
+    ((1025, 4099), 0),
+    ((32, 64, 28, 28), (0, 2, 3)),  # two passes
+]
+
+
+@pytest.mark.parametrize("dtype", [torch.float32, torch.bfloat16, torch.float64, torch.int32], ids=str)
+@pytest.mark.parametrize("shape,dim", THREAD_CASES, ids=str)
+def test_same_bits_for_any_thread_count(restore_threads, dtype, shape, dim):
+    x = random_tensor(shape, dtype, "cpu")
+    torch.set_num_threads(1)
+    first = wr.sum(x, dim)
+    for threads in (2, 3, 8):
+        torch.set_num_threads(threads)
+        assert torch.equal(wr.sum(x, dim), first), threads
+    assert_sum_matches(first, x, dim)
+
+
+# --- the builds for each instruction set --------------------------------------------------
+
+ISA_CHECK = r"""
+import torch, warpreduce_torch as wr
+print(torch.backends.cpu.get_cpu_capability())
+for dtype in [torch.float32, torch.float64, torch.bfloat16, torch.float16, torch.int8, torch.int32]:
+    for shape, dim in [((100003,), None), ((70, 1025), -1), ((1025, 70), 0), ((257, 2049), 0),
+                       ((5, 33, 7, 9), (0, 2)), ((66, 130), 1)]:
+        x = torch.randn(shape).mul(10).to(dtype)
+        views = [x, x[..., 1:], x.transpose(0, -1)] if len(shape) > 1 else [x, x[1:], x[::3]]
+        for v in views:
+            got, ref = wr.sum(v, dim), v.double().sum(dim)
+            scale = v.double().abs().sum(dim).clamp_min(1)
+            assert got.dtype == torch.sum(v, dim).dtype
+            if dtype.is_floating_point:
+                assert ((got.double() - ref).abs() <= 1e-2 * scale).all(), (dtype, shape, dim)
+            else:
+                assert torch.equal(got, torch.sum(v, dim)), (dtype, shape, dim)
+print("ok")
+"""
+
+
+def cpu_flags():
+    try:
+        with open("/proc/cpuinfo") as f:
+            return set(next(line for line in f if line.startswith("flags")).split(":")[1].split())
+    except (OSError, StopIteration):
+        return set()
+
+
+ISA_FLAGS = {"default": set(), "avx2": {"avx2", "fma"},
+             "avx512": {"avx2", "fma", "avx512f", "avx512bw", "avx512vl", "avx512dq"}}
+
+
+@pytest.mark.parametrize("isa", list(ISA_FLAGS))
+def test_each_instruction_set_build(isa):
+    """ATEN_CPU_CAPABILITY lowers torch's choice, and the op follows it: each build of the
+    kernels runs in a process of its own."""
+    if isa != "default" and (platform.machine() != "x86_64" or not ISA_FLAGS[isa] <= cpu_flags()):
+        pytest.skip(f"this processor has no {isa}")
+    env = dict(os.environ, ATEN_CPU_CAPABILITY=isa, PYTHONPATH=os.pathsep.join(sys.path))
+    done = subprocess.run([sys.executable, "-c", ISA_CHECK], env=env, capture_output=True, text=True, timeout=300)
+    assert done.returncode == 0, done.stderr[-3000:]
+    capability, status = done.stdout.split()[-2:]
+    assert (capability, status) == (isa.upper(), "ok")
+
+
+@pytest.mark.skipif(platform.machine() != "x86_64" or shutil.which("objdump") is None,
+                    reason="needs x86-64 and objdump")
+def test_only_the_isa_builds_use_avx():
+    """Code shared by the builds (std::, c10:: and at:: helpers) must be compiled for the
+    baseline x86-64 only, or a processor without AVX could crash in it: only functions
+    whose names involve AVX2:: or AVX512:: (at::vec's and warpreduce::cpu's namespaces for
+    those builds, so the function exists for that build alone) may hold an AVX instruction
+    (VEX or EVEX: mnemonics v..., ymm, zmm or mask registers)."""
+    disassembly = subprocess.run(["objdump", "-d", "--no-show-raw-insn", "-C", _C.__file__],
+                                 capture_output=True, text=True, check=True).stdout
+    function, offenders = None, set()
+    avx = re.compile(r"^\s*[0-9a-f]+:\s+(v(?!err|erw)\w+|.*%[yz]mm|.*%k[0-7])")
+    for line in disassembly.splitlines():
+        header = re.match(r"^[0-9a-f]+ <(.*)>:$", line)
+        if header:
+            function = header.group(1)
+        elif function and avx.match(line) and not re.search(r"\b(AVX2|AVX512)::", function):
+            offenders.add(function)
+    assert not offenders, sorted(offenders)[:20]
