@@ -1,8 +1,8 @@
 #!/usr/bin/env bash
 # Everything the GPU machine runs, in one call: build against its torch, the tests,
 # compute-sanitizer on every kernel, then the benchmarks (on a quiet GPU, last).
-#   benchmarks/gpu_check.sh [build] [test] [sanitize] [reliability] [stages] [sweep] [dims]
-#                           [host] [accuracy] [ncu]
+#   benchmarks/gpu_check.sh [build] [test] [sanitize] [reliability] [dtensor] [stages]
+#                           [sweep] [dims] [cpu] [host] [accuracy] [ncu] [ncu-dims]
 #   (default: build test sanitize stages sweep dims)
 # Logs and results go to $OUT (the device tool's folder) or ./gpu-logs. TESTS selects
 # the tests (pytest arguments, default: tests); DIMS_FILTER the dims step's cases;
@@ -94,6 +94,24 @@ for step in $steps; do
         fi
         rm -f "$OUT/reliability-$what.rc"
       done
+      ;;
+    dtensor)
+      # DTensor over NCCL, one rank a GPU (tests/test_dtensor.py skips what needs more GPUs
+      # than there are), then the sharded sums next to one GPU's half.
+      note "dtensor"
+      gpus=$(nvidia-smi -L | wc -l)
+      python3 -m pytest -q -rs -p no:cacheprovider tests/test_dtensor.py >"$OUT/dtensor-test.log" 2>&1 || status=1
+      tail -4 "$OUT/dtensor-test.log"
+      if [ "$gpus" -ge 2 ]; then
+        torchrun --nproc-per-node "$gpus" benchmarks/dtensor_sum.py 2>"$OUT/dtensor-bench.err" |
+          tee "$OUT/dtensor.md" || { status=1; tail "$OUT/dtensor-bench.err"; }
+      else
+        echo "dtensor benchmark: needs 2 GPUs, $gpus visible"
+      fi
+      ;;
+    cpu)
+      note "CPU comparison"
+      python3 -m warpreduce_torch.bench --cpu --out "$OUT" 2>/dev/null | tee "$OUT/cpu.txt" || status=1
       ;;
     stages)
       note stages
