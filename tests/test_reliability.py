@@ -186,11 +186,12 @@ def test_one_element_sum_of_negative_zero_is_positive_zero(device, dtype, shape,
 def test_a_sum_of_negative_zeros_is_positive_zero_with_every_kernel(device, n):
     """Every kernel adds from 0, as torch.sum does, however the elements are grouped."""
     x = torch.full((n,), -0.0, device=device)
+    columns = x[: n - n % 4].view(-1, 4)  # a column sum (dim 0) of four outputs
     for kernel in wr.kernels(device):
-        for dim in (None, 0):
-            got = wr.sum(x, dim, kernel=kernel)
-            assert not torch.signbit(got).any(), (kernel, dim, got)
-            assert not torch.signbit(torch.sum(x, dim)).any()
+        for t, dim in ((x, None), (x, 0), (columns, 0), (columns.t(), 1)):
+            got = wr.sum(t, dim, kernel=kernel)
+            assert not torch.signbit(got).any(), (kernel, tuple(t.shape), dim, got)
+            assert not torch.signbit(torch.sum(t, dim)).any()
 
 
 # --- a stream whose scratch was evicted ----------------------------------------------------

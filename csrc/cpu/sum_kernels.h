@@ -326,6 +326,14 @@ A combine(const A* p, int64_t count, int64_t step) {
   }
 }
 
+// A sum as torch.sum gives it: added to 0, as a sum starts from 0. Only -0.0 changes
+// (a sum of -0.0s is +0.0 there, while our trees, which start from the first element, give
+// -0.0); every other value, NaN included, stays as it is.
+template <typename Out, typename S>
+Out from_zero(S sum) {
+  return static_cast<Out>(S(0) + sum);
+}
+
 // ---- Rows pass -----------------------------------------------------------------------
 // A task sums one chunk of one row (a whole row when it is at most kRowChunk long). Rows
 // of several chunks write a partial sum a chunk, combined pairwise per row.
@@ -347,20 +355,20 @@ void rows_pass(const T* x, const ReductionPass& pass, Out* y) {
             __builtin_prefetch(ahead + b);
           }
         }
-        y[row] = static_cast<Out>(short_float_sum(x + pass.outer.offset(row), length));
+        y[row] = from_zero<Out>(short_float_sum(x + pass.outer.offset(row), length));
       });
       return;
     }
   }
   if (chunks == 1) {
-    for_each_task(rows, length, [&](int64_t row) { y[row] = static_cast<Out>(chunk_sum(row, 0)); });
+    for_each_task(rows, length, [&](int64_t row) { y[row] = from_zero<Out>(chunk_sum(row, 0)); });
     return;
   }
   std::unique_ptr<C[]> partial(new C[rows * chunks]);
   for_each_task(rows * chunks, kRowChunk,
                 [&](int64_t task) { partial[task] = chunk_sum(task / chunks, task % chunks); });
   for_each_task(rows, chunks, [&](int64_t row) {
-    y[row] = static_cast<Out>(combine(partial.get() + row * chunks, chunks, 1));
+    y[row] = from_zero<Out>(combine(partial.get() + row * chunks, chunks, 1));
   });
 }
 
@@ -528,7 +536,7 @@ void columns_pass(const T* x, const ReductionPass& pass, Out* y) {
     column_tile(base, pass.reduced_stride, pass.inner_stride, rows, width, tile);
     const int64_t first_output = o * inner + c0;
     if (chunks == 1) {
-      for (int64_t c = 0; c < width; ++c) y[first_output + c] = static_cast<Out>(tile[c]);
+      for (int64_t c = 0; c < width; ++c) y[first_output + c] = from_zero<Out>(tile[c]);
     } else {
       C* into = partial.get() + chunk * outputs + first_output;
       for (int64_t c = 0; c < width; ++c) into[c] = tile[c];
@@ -548,7 +556,7 @@ void columns_pass(const T* x, const ReductionPass& pass, Out* y) {
         for (int64_t j = 0; j < count; ++j) into[j] = into[j] + from[j];
       }
     }
-    for (int64_t j = 0; j < count; ++j) y[j0 + j] = static_cast<Out>(partial[j0 + j]);
+    for (int64_t j = 0; j < count; ++j) y[j0 + j] = from_zero<Out>(partial[j0 + j]);
   });
 }
 
