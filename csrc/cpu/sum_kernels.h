@@ -415,7 +415,10 @@ struct VecGroup {
 // One block of rows (block_rows of them, from x) of the columns [c, c + K vectors) of a
 // tile, the last vector `last` columns wide (a whole one or fewer): the K vectors of a row
 // read together, the rows summed, the sums added into the tile (set by the first block).
-template <int K, typename L, typename T>
+// kWholeLast: the last vector is whole, decided once a tile and not at every load (a
+// choice at every load held 2^20 x 32 floats, dim 0, at 5.8 GB/s on one thread, against
+// 9.0 GB/s for 2^19 x 64).
+template <int K, bool kWholeLast, typename L, typename T>
 void add_column_block(const T* x, int64_t row_stride, int64_t block_rows, int64_t c, int64_t last,
                       bool first_block, typename L::Acc* tile) {
   using V = typename L::Vec;
@@ -423,7 +426,11 @@ void add_column_block(const T* x, int64_t row_stride, int64_t block_rows, int64_
   const auto load = [last](const T* p) {
     VecGroup<V, K> g;
     for (int k = 0; k + 1 < K; ++k) g.v[k] = L::full(p + k * W);
-    g.v[K - 1] = last == W ? L::full(p + (K - 1) * W) : L::partial(p + (K - 1) * W, last);
+    if constexpr (kWholeLast) {
+      g.v[K - 1] = L::full(p + (K - 1) * W);
+    } else {
+      g.v[K - 1] = L::partial(p + (K - 1) * W, last);
+    }
     return g;
   };
   const VecGroup<V, K> s = block_sum(load, x + c, row_stride, block_rows);
@@ -449,14 +456,22 @@ void float_column_tile(const T* x, int64_t row_stride, int64_t rows, int64_t wid
     const T* b = x + block * row_stride;
     const bool first = block == 0;
     for (int64_t c = 0; c < grouped; c += kGroup) {
-      add_column_block<kColumnVectors, L>(b, row_stride, block_rows, c, W, first, tile);
+      add_column_block<kColumnVectors, true, L>(b, row_stride, block_rows, c, W, first, tile);
     }
+    const auto rest_block = [&](auto vectors) {
+      constexpr int K = decltype(vectors)::value;
+      if (last == W) {
+        add_column_block<K, true, L>(b, row_stride, block_rows, grouped, W, first, tile);
+      } else {
+        add_column_block<K, false, L>(b, row_stride, block_rows, grouped, last, first, tile);
+      }
+    };
     switch (ceil_div(rest, W)) {
       case 0: break;
-      case 1: add_column_block<1, L>(b, row_stride, block_rows, grouped, last, first, tile); break;
-      case 2: add_column_block<2, L>(b, row_stride, block_rows, grouped, last, first, tile); break;
-      case 3: add_column_block<3, L>(b, row_stride, block_rows, grouped, last, first, tile); break;
-      default: add_column_block<4, L>(b, row_stride, block_rows, grouped, last, first, tile); break;
+      case 1: rest_block(std::integral_constant<int, 1>()); break;
+      case 2: rest_block(std::integral_constant<int, 2>()); break;
+      case 3: rest_block(std::integral_constant<int, 3>()); break;
+      default: rest_block(std::integral_constant<int, 4>()); break;
     }
   }
 }
