@@ -12,7 +12,6 @@
 //   levels would not see. It had no forward mode either: torch.func.jvp got a zero
 //   tangent without a word. A plain node is what aten::sum's own autograd kernel is, so
 //   torch.func.grad, vjp, jacrev, jvp and jacfwd handle it as they handle aten::sum.
-#include <ATen/core/dispatch/Dispatcher.h>
 #include <torch/autograd.h>
 #include <torch/csrc/autograd/functions/utils.h>
 #include <torch/library.h>
@@ -20,7 +19,7 @@
 #include <memory>
 #include <type_traits>
 
-#include "plan.h"
+#include "ops.h"
 
 namespace warpreduce {
 namespace {
@@ -28,18 +27,11 @@ namespace {
 using torch::autograd::Node;
 using torch::autograd::variable_list;
 
-const c10::TypedOperatorHandle<SumSignature>& sum_op() {
-  static const auto op = c10::Dispatcher::singleton()
-                             .findSchemaOrThrow("warpreduce::_sum", "")
-                             .typed<SumSignature>();
-  return op;
-}
-
 at::Tensor call_sum_below_autograd(const at::Tensor& self, at::OptionalIntArrayRef dim,
                                    bool keepdim, std::optional<at::ScalarType> dtype,
                                    c10::string_view kernel) {
   const at::AutoDispatchBelowADInplaceOrView guard;
-  return sum_op().call(self, dim, keepdim, dtype, kernel);
+  return sum_kernels_op().call(self, dim, keepdim, dtype, kernel);
 }
 
 // d sum / d x = 1: the output's gradient, broadcast back over the reduced dims, in the
@@ -96,7 +88,7 @@ at::Tensor sum_autograd(const at::Tensor& self, at::OptionalIntArrayRef dim, boo
   }
   if (has_tangent && torch::autograd::isDifferentiableType(result.scalar_type())) {
     // Forward mode: the tangent of a sum is the same sum of the input's tangent.
-    const at::Tensor tangent = sum_op().call(self._fw_grad(0), dim, keepdim, dtype, kernel);
+    const at::Tensor tangent = sum_kernels_op().call(self._fw_grad(0), dim, keepdim, dtype, kernel);
     result._set_fw_grad(tangent, /*level=*/0, /*is_inplace_op=*/false);
   }
   return result;

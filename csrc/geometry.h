@@ -94,7 +94,7 @@ struct OuterDims {
 struct ReductionPass {
   OuterDims outer;
   int64_t outer_size = 1;  // product of outer.sizes
-  int64_t length = 1;  // elements each output sums
+  int64_t length = 1;      // elements each output sums
   int64_t reduced_stride = 1;
   int64_t inner = 1;  // 1: a row reduction
   int64_t inner_stride = 1;

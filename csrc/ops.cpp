@@ -3,7 +3,7 @@
 // kernel is in warpreduce_torch/ops.py, the Python module in python.cpp.
 #include <torch/library.h>
 
-#include "plan.h"
+#include "ops.h"
 
 namespace warpreduce {
 namespace {
@@ -30,10 +30,7 @@ std::vector<std::string> kernels_op(c10::string_view device_type,
 // CompositeImplicitAutograd, so a compiled graph records _sum instead.
 at::Tensor sum(const at::Tensor& self, at::OptionalIntArrayRef dim, bool keepdim,
                std::optional<at::ScalarType> dtype, c10::string_view kernel) {
-  static const auto impl = c10::Dispatcher::singleton()
-                               .findSchemaOrThrow("warpreduce::_sum", "")
-                               .typed<SumSignature>();
-  return impl.call(self, dim, keepdim, dtype, kernel);
+  return sum_kernels_op().call(self, dim, keepdim, dtype, kernel);
 }
 
 void check_args_op(at::ScalarType self_dtype, std::optional<at::ScalarType> dtype,
@@ -42,6 +39,12 @@ void check_args_op(at::ScalarType self_dtype, std::optional<at::ScalarType> dtyp
 }
 
 }  // namespace
+
+const c10::TypedOperatorHandle<SumSignature>& sum_kernels_op() {
+  static const auto op =
+      c10::Dispatcher::singleton().findSchemaOrThrow("warpreduce::_sum", "").typed<SumSignature>();
+  return op;
+}
 
 TORCH_LIBRARY(warpreduce, m) {
   m.def(

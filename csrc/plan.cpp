@@ -52,7 +52,8 @@ c10::ArrayRef<Kernel> kernels_of(c10::DeviceType device) {
 
 // The passes that sum x over `reduced` (a bit per dim), or false if one does not fit
 // the geometry.
-bool plan_passes(const at::Tensor& x, uint64_t reduced, c10::SmallVector<ReductionPass, 2>* passes) {
+bool plan_passes(const at::Tensor& x, uint64_t reduced,
+                 c10::SmallVector<ReductionPass, 2>* passes) {
   const DimOrder order = memory_order(x.sizes(), x.strides());
   Layout layout = memory_layout(x.sizes(), x.strides(), order, reduced);
   passes->clear();
@@ -138,8 +139,8 @@ SumPlan make_plan(const at::Tensor& self, at::OptionalIntArrayRef dim, bool keep
   // dtype= casts first, as torch.sum does; integers and bool read at their own width
   // already sum in int64, so asking for int64 needs no copy.
   at::Tensor x = self;
-  const bool widening_int = at::isIntegralType(self.scalar_type(), /*includeBool=*/true) &&
-                            dtype == at::kLong;
+  const bool widening_int =
+      at::isIntegralType(self.scalar_type(), /*includeBool=*/true) && dtype == at::kLong;
   if (dtype && *dtype != self.scalar_type() && !widening_int) x = self.to(*dtype);
   plan.out_dtype = dtype.value_or(natural_dtype(self.scalar_type()));
 

@@ -3,9 +3,9 @@
 #pragma once
 
 #include <ATen/Dispatch.h>
+#include <ATen/WrapDimUtilsMulti.h>
 #include <ATen/core/DimVector.h>
 #include <ATen/core/Tensor.h>
-#include <ATen/WrapDimUtilsMulti.h>
 #include <c10/core/DeviceType.h>
 #include <c10/util/ArrayRef.h>
 
@@ -25,8 +25,8 @@ struct SumPlan;
 // with their launchers (cpu/sum_cpu.cpp, cuda/sum_cuda.cu): the checks, the op
 // warpreduce::kernels and through it the tests and benchmarks all read those tables.
 enum class KernelRole {
-  kStage,  // one of the staged kernels, in stage order
-  kFast,  // the default path
+  kStage,     // one of the staged kernels, in stage order
+  kFast,      // the default path
   kBaseline,  // another library's reduction, for comparison
 };
 // Sums plan.input into `out`: plan.outputs() elements of the natural dtype, in the kept
@@ -51,24 +51,21 @@ using SumSignature = at::Tensor(const at::Tensor&, at::OptionalIntArrayRef, bool
 // NotImplementedError for a dtype outside the supported list, ValueError for an unknown
 // kernel name. Returns the kernel (nullptr for meta and fake tensors, which run none).
 // The fake kernel calls this too, through the op warpreduce::_check_args.
-const Kernel* check_args(
-    at::ScalarType self_dtype,
-    std::optional<at::ScalarType> dtype,
-    c10::DeviceType device,
-    std::string_view kernel);
+const Kernel* check_args(at::ScalarType self_dtype, std::optional<at::ScalarType> dtype,
+                         c10::DeviceType device, std::string_view kernel);
 
 // The dtypes warpreduce.sum takes, with torch's names: the only list of them. X(type,
 // name, ...) for each; check_args, the dispatch below and supported_dtypes() expand it.
-#define WARPREDUCE_DTYPES(X, ...)          \
-  X(at::kBool, "bool", __VA_ARGS__)        \
-  X(at::kByte, "uint8", __VA_ARGS__)       \
-  X(at::kChar, "int8", __VA_ARGS__)        \
-  X(at::kShort, "int16", __VA_ARGS__)      \
-  X(at::kInt, "int32", __VA_ARGS__)        \
-  X(at::kLong, "int64", __VA_ARGS__)       \
-  X(at::kHalf, "float16", __VA_ARGS__)     \
+#define WARPREDUCE_DTYPES(X, ...)           \
+  X(at::kBool, "bool", __VA_ARGS__)         \
+  X(at::kByte, "uint8", __VA_ARGS__)        \
+  X(at::kChar, "int8", __VA_ARGS__)         \
+  X(at::kShort, "int16", __VA_ARGS__)       \
+  X(at::kInt, "int32", __VA_ARGS__)         \
+  X(at::kLong, "int64", __VA_ARGS__)        \
+  X(at::kHalf, "float16", __VA_ARGS__)      \
   X(at::kBFloat16, "bfloat16", __VA_ARGS__) \
-  X(at::kFloat, "float32", __VA_ARGS__)    \
+  X(at::kFloat, "float32", __VA_ARGS__)     \
   X(at::kDouble, "float64", __VA_ARGS__)
 
 // The one dtype dispatch of the project: scalar_t for each dtype of the list.
@@ -92,7 +89,7 @@ struct SumPlan {
   // reduced dim of size 1: a copy).
   std::optional<at::Tensor> result;
 
-  at::DimVector out_shape;  // torch.sum's result shape
+  at::DimVector out_shape;   // torch.sum's result shape
   at::ScalarType out_dtype;  // torch.sum's result dtype
   // The kept dims (size > 1) in memory order: the order in which the kernels write.
   at::DimVector kept_dims;
@@ -122,12 +119,8 @@ struct SumPlan {
 std::bitset<at::dim_bitset_size> reduced_dims(int64_t ndim, at::OptionalIntArrayRef dim);
 
 // torch.sum(self, dim, keepdim, dtype=dtype) as a plan.
-SumPlan make_plan(
-    const at::Tensor& self,
-    at::OptionalIntArrayRef dim,
-    bool keepdim,
-    std::optional<at::ScalarType> dtype,
-    std::string_view kernel);
+SumPlan make_plan(const at::Tensor& self, at::OptionalIntArrayRef dim, bool keepdim,
+                  std::optional<at::ScalarType> dtype, std::string_view kernel);
 
 // check_args, then the plan, then the kernel: the whole op for one device.
 at::Tensor run_sum(const at::Tensor& self, at::OptionalIntArrayRef dim, bool keepdim,

@@ -17,13 +17,12 @@
 // wrong arguments raise what torch.sum raises, a TypeError that names the argument types
 // and never prints the tensor (pybind11's message prints the whole input), and it parses
 // dtype= too, so that every plain call takes this path.
-#include <ATen/core/dispatch/Dispatcher.h>
 #include <torch/csrc/Exceptions.h>
 #include <torch/csrc/autograd/python_variable.h>
 #include <torch/csrc/utils/pybind.h>
 #include <torch/csrc/utils/python_arg_parser.h>
 
-#include "plan.h"
+#include "ops.h"
 
 namespace warpreduce {
 namespace {
@@ -34,7 +33,8 @@ namespace {
 // fails to load with "undefined symbol: fmt::v12::vformat".
 std::optional<std::vector<int64_t>> dims_arg(PyObject* dim) {
   if (dim == nullptr || dim == Py_None) return std::nullopt;
-  if (!PyTuple_Check(dim) && !PyList_Check(dim)) return std::vector<int64_t>{THPUtils_unpackIndex(dim)};
+  if (!PyTuple_Check(dim) && !PyList_Check(dim))
+    return std::vector<int64_t>{THPUtils_unpackIndex(dim)};
   const Py_ssize_t n = PySequence_Fast_GET_SIZE(dim);
   std::vector<int64_t> dims(n);
   for (Py_ssize_t i = 0; i < n; ++i) {
@@ -56,9 +56,7 @@ PyObject* sum_binding(PyObject* /*module*/, PyObject* args, PyObject* kwargs) {
   torch::ParsedArgs<5> parsed;
   torch::PythonArgs r = parser.parse(args, kwargs, parsed);
   // warpreduce::sum only forwards to _sum (ops.cpp): call _sum, one dispatch fewer.
-  static const auto op = c10::Dispatcher::singleton()
-                             .findSchemaOrThrow("warpreduce::_sum", "")
-                             .typed<SumSignature>();
+  const auto& op = sum_kernels_op();
   const at::Tensor input = r.tensor(0);
   const auto dims = dims_arg(r.args[1]);
   const bool keepdim = r.toBool(2);
@@ -82,7 +80,8 @@ pybind11::dict describe_plan(const at::Tensor& x, std::optional<std::vector<int6
   pybind11::list passes;
   for (const ReductionPass& p : plan.passes) {
     pybind11::list outer;
-    for (int d = 0; d < p.outer.ndim; ++d) outer.append(pybind11::make_tuple(p.outer.sizes[d], p.outer.strides[d]));
+    for (int d = 0; d < p.outer.ndim; ++d)
+      outer.append(pybind11::make_tuple(p.outer.sizes[d], p.outer.strides[d]));
     pybind11::dict pass;
     pass["kind"] = p.is_rows() ? "rows" : "columns";
     pass["outer"] = outer;
@@ -116,6 +115,7 @@ PYBIND11_MODULE(_C, m) {
   if (PyModule_AddFunctions(m.ptr(), warpreduce::methods) != 0) {
     throw pybind11::error_already_set();
   }
-  m.def("plan", &warpreduce::describe_plan, pybind11::arg("input"), pybind11::arg("dim") = pybind11::none(),
+  m.def("plan", &warpreduce::describe_plan, pybind11::arg("input"),
+        pybind11::arg("dim") = pybind11::none(),
         "How warpreduce.sum(input, dim) runs: its passes over the reduction geometry.");
 }

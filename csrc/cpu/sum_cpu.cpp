@@ -20,7 +20,8 @@ Launcher choose_kernels() {
 #if defined(__GNUC__) && defined(__x86_64__)
   __builtin_cpu_init();
   const bool has_avx2 = __builtin_cpu_supports("avx2") && __builtin_cpu_supports("fma");
-  const bool has_avx512 = has_avx2 && __builtin_cpu_supports("avx512f") && __builtin_cpu_supports("avx512bw") &&
+  const bool has_avx512 = has_avx2 && __builtin_cpu_supports("avx512f") &&
+                          __builtin_cpu_supports("avx512bw") &&
                           __builtin_cpu_supports("avx512vl") && __builtin_cpu_supports("avx512dq");
   if (torch_choice == "AVX512" && has_avx512 && cpu::avx512_kernels()) return cpu::avx512_kernels();
   if ((torch_choice == "AVX512" || torch_choice == "AVX2") && has_avx2 && cpu::avx2_kernels()) {

@@ -28,7 +28,7 @@
 // Hidden: calls between the kernels go straight to them, not through the PLT (a row of 32
 // floats paid a PLT call), and no other library's copy of a name can stand in for one.
 namespace warpreduce::cpu {
-namespace CPU_CAPABILITY __attribute__((visibility("hidden"))) {
+namespace [[gnu::visibility("hidden")]] CPU_CAPABILITY {
 
 using at::vec::Vectorized;
 
@@ -80,7 +80,8 @@ inline int64_t ceil_div(int64_t a, int64_t b) { return (a + b - 1) / b; }
 // spread over the threads. Which thread runs a task never changes what the task computes.
 template <typename Fn>
 void for_each_task(int64_t tasks, int64_t task_elements, const Fn& fn) {
-  const int64_t grain = std::max<int64_t>(1, kMinParallelElements / std::max<int64_t>(1, task_elements));
+  const int64_t grain =
+      std::max<int64_t>(1, kMinParallelElements / std::max<int64_t>(1, task_elements));
   at::parallel_for(0, tasks, grain, [&](int64_t begin, int64_t end) {
     for (int64_t t = begin; t < end; ++t) fn(t);
   });
@@ -232,7 +233,8 @@ combine_t<typename VecLoad<T>::Acc> contiguous_float_sum(const T* x, int64_t n) 
     V acc[kAccumulators];
     for (int k = 0; k < kAccumulators; ++k) acc[k] = L::full(p + k * W);
     for (int r = 1; r < kLeafRounds; ++r) {
-      for (int k = 0; k < kAccumulators; ++k) acc[k] = acc[k] + L::full(p + (r * kAccumulators + k) * W);
+      for (int k = 0; k < kAccumulators; ++k)
+        acc[k] = acc[k] + L::full(p + (r * kAccumulators + k) * W);
     }
     leaves.push(tree_sum(acc));
   }
@@ -273,7 +275,8 @@ template <typename T>
 acc_t<T> integer_sum(const T* x, int64_t n, int64_t stride) {
   acc_t<T> total = 0;
   if (stride != 1) {
-    for (int64_t i = 0; i < n; ++i) total += static_cast<acc_t<T>>(static_cast<int64_t>(x[i * stride]));
+    for (int64_t i = 0; i < n; ++i)
+      total += static_cast<acc_t<T>>(static_cast<int64_t>(x[i * stride]));
     return total;
   }
   if constexpr (sizeof(T) <= 2) {
@@ -288,14 +291,16 @@ acc_t<T> integer_sum(const T* x, int64_t n, int64_t stride) {
         for (int j = 0; j < kLanes; ++j) lane[j] += static_cast<int32_t>(p[i + j]);
       }
       for (; i < m; ++i) lane[0] += static_cast<int32_t>(p[i]);
-      for (int j = 0; j < kLanes; ++j) total += static_cast<acc_t<T>>(static_cast<int64_t>(lane[j]));
+      for (int j = 0; j < kLanes; ++j)
+        total += static_cast<acc_t<T>>(static_cast<int64_t>(lane[j]));
     }
   } else {
     constexpr int kLanes = 8;
     acc_t<T> lane[kLanes] = {};
     int64_t i = 0;
     for (; i + kLanes <= n; i += kLanes) {
-      for (int j = 0; j < kLanes; ++j) lane[j] += static_cast<acc_t<T>>(static_cast<int64_t>(x[i + j]));
+      for (int j = 0; j < kLanes; ++j)
+        lane[j] += static_cast<acc_t<T>>(static_cast<int64_t>(x[i + j]));
     }
     for (; i < n; ++i) total += static_cast<acc_t<T>>(static_cast<int64_t>(x[i]));
     for (int j = 0; j < kLanes; ++j) total += lane[j];
@@ -344,14 +349,17 @@ void rows_pass(const T* x, const ReductionPass& pass, Out* y) {
   const int64_t chunks = ceil_div(length, kRowChunk);
   auto chunk_sum = [&](int64_t row, int64_t chunk) {
     const int64_t start = chunk * kRowChunk;
-    return row_sum(x + pass.outer.offset(row) + start * stride, std::min(kRowChunk, length - start), stride);
+    return row_sum(x + pass.outer.offset(row) + start * stride, std::min(kRowChunk, length - start),
+                   stride);
   };
   if constexpr (!std::is_integral_v<T>) {
     if (stride == 1 && length < kLeafElements<T>) {  // short rows: the row loop inlined
       for_each_task(rows, length, [&](int64_t row) {
         if (row + kShortRowsAhead < rows) {  // the head of a row further on, into cache
-          const char* ahead = reinterpret_cast<const char*>(x + pass.outer.offset(row + kShortRowsAhead));
-          for (int64_t b = 0; b < std::min<int64_t>(kShortRowPrefetchBytes, length * sizeof(T)); b += 64) {
+          const char* ahead =
+              reinterpret_cast<const char*>(x + pass.outer.offset(row + kShortRowsAhead));
+          for (int64_t b = 0; b < std::min<int64_t>(kShortRowPrefetchBytes, length * sizeof(T));
+               b += 64) {
             __builtin_prefetch(ahead + b);
           }
         }
@@ -386,7 +394,8 @@ auto tree_of_rows(const Load& load, const T* p, int64_t stride) {
   if constexpr (kRows == 1) {
     return load(p);
   } else {
-    return tree_of_rows<kRows / 2>(load, p, stride) + tree_of_rows<kRows / 2>(load, p + kRows / 2 * stride, stride);
+    return tree_of_rows<kRows / 2>(load, p, stride) +
+           tree_of_rows<kRows / 2>(load, p + kRows / 2 * stride, stride);
   }
 }
 
@@ -467,11 +476,20 @@ void float_column_tile(const T* x, int64_t row_stride, int64_t rows, int64_t wid
       }
     };
     switch (ceil_div(rest, W)) {
-      case 0: break;
-      case 1: rest_block(std::integral_constant<int, 1>()); break;
-      case 2: rest_block(std::integral_constant<int, 2>()); break;
-      case 3: rest_block(std::integral_constant<int, 3>()); break;
-      default: rest_block(std::integral_constant<int, 4>()); break;
+      case 0:
+        break;
+      case 1:
+        rest_block(std::integral_constant<int, 1>());
+        break;
+      case 2:
+        rest_block(std::integral_constant<int, 2>());
+        break;
+      case 3:
+        rest_block(std::integral_constant<int, 3>());
+        break;
+      default:
+        rest_block(std::integral_constant<int, 4>());
+        break;
     }
   }
 }
@@ -491,7 +509,8 @@ void strided_float_column_tile(const T* x, int64_t row_stride, int64_t col_strid
         block_sums[c] = r == 0 ? v : block_sums[c] + v;
       }
     }
-    for (int64_t c = 0; c < width; ++c) tile[c] = block == 0 ? block_sums[c] : tile[c] + block_sums[c];
+    for (int64_t c = 0; c < width; ++c)
+      tile[c] = block == 0 ? block_sums[c] : tile[c] + block_sums[c];
   }
 }
 
@@ -503,7 +522,8 @@ void integer_column_tile(const T* x, int64_t row_stride, int64_t col_stride, int
   for (int64_t r = 0; r < rows; ++r) {
     const T* row = x + r * row_stride;
     if (col_stride == 1) {
-      for (int64_t c = 0; c < width; ++c) tile[c] += static_cast<acc_t<T>>(static_cast<int64_t>(row[c]));
+      for (int64_t c = 0; c < width; ++c)
+        tile[c] += static_cast<acc_t<T>>(static_cast<int64_t>(row[c]));
     } else {
       for (int64_t c = 0; c < width; ++c) {
         tile[c] += static_cast<acc_t<T>>(static_cast<int64_t>(row[c * col_stride]));
@@ -598,7 +618,8 @@ inline void launch(const SumPlan& plan, at::Tensor& out) {
     out_t<T>* y = out.mutable_data_ptr<out_t<T>>();
     const auto& passes = plan.passes;
     if (passes.size() == 1) return run_pass(x, passes[0], y);
-    const at::TensorOptions carry_options = out.options().dtype(c10::CppTypeToScalarType<Carry>::value);
+    const at::TensorOptions carry_options =
+        out.options().dtype(c10::CppTypeToScalarType<Carry>::value);
     at::Tensor carried = at::empty({passes[0].outputs()}, carry_options);
     run_pass(x, passes[0], carried.mutable_data_ptr<Carry>());
     for (size_t k = 1; k + 1 < passes.size(); ++k) {

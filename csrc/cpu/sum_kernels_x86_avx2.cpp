@@ -2,6 +2,8 @@
 // The ISA is turned on for this TU's own code only, after the prelude (which says why).
 // Built with GCC on x86-64 (setup.py compiles every file with the same flags, so the ISA
 // comes from `#pragma GCC target`); elsewhere the generic kernels serve.
+// sum_kernels_x86_avx512.cpp is this file for another ISA, line for line (deliberately):
+// each translation unit must turn its ISA on with pragmas of its own around the kernels.
 #include "sum_kernels_prelude.h"
 
 #include "isa.h"

@@ -18,7 +18,7 @@ constexpr unsigned kFullMask = 0xffffffffu;
 // for the next launch, until parts == 1.
 struct BlockInSegment {
   int64_t segment;  // which row
-  int64_t part;  // which of the row's blocks
+  int64_t part;     // which of the row's blocks
 };
 
 __device__ __forceinline__ BlockInSegment block_in_segment(int64_t parts) {
@@ -177,8 +177,10 @@ struct LaneSums<float, true> {
   using value_t = double;
   double lanes[2] = {};
   __device__ __forceinline__ void add(const uint4& v) {
-    lanes[0] += static_cast<double>(__uint_as_float(v.x)) + static_cast<double>(__uint_as_float(v.y));
-    lanes[1] += static_cast<double>(__uint_as_float(v.z)) + static_cast<double>(__uint_as_float(v.w));
+    lanes[0] +=
+        static_cast<double>(__uint_as_float(v.x)) + static_cast<double>(__uint_as_float(v.y));
+    lanes[1] +=
+        static_cast<double>(__uint_as_float(v.z)) + static_cast<double>(__uint_as_float(v.w));
   }
   __device__ __forceinline__ void add_value(double v) { lanes[0] += v; }
   template <typename C>

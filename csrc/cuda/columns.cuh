@@ -28,10 +28,10 @@ constexpr unsigned kColumnThreads = 512;
 
 // How the blocks cover the outputs; sum_cuda.cu (columns_pass) chooses it.
 struct ColumnTiling {
-  unsigned tx, ty;  // tx * ty == kColumnThreads
+  unsigned tx, ty;          // tx * ty == kColumnThreads
   int64_t tiles_per_outer;  // tiles of tx * kVec outputs
-  int64_t tiles;  // outer_size * tiles_per_outer
-  int64_t splits;  // blocks a tile's rows are split over (gridDim.y)
+  int64_t tiles;            // outer_size * tiles_per_outer
+  int64_t splits;           // blocks a tile's rows are split over (gridDim.y)
   int64_t rows_per_split;
 };
 
@@ -163,7 +163,8 @@ __global__ void __launch_bounds__(kColumnThreads, (kColumnMinBlocks<T, kVec>))
 #pragma unroll
         for (int u = 0; u < kUnroll; ++u) {
           const int64_t row = r + u * step;
-          v[u] = row < r_end ? Loaded<T, kVec>::load(base + row * c.reduced_stride) : Loaded<T, kVec>{};
+          v[u] = row < r_end ? Loaded<T, kVec>::load(base + row * c.reduced_stride)
+                             : Loaded<T, kVec>{};
         }
 #pragma unroll
         for (int u = 0; u < kUnroll; ++u) v[u].add_to(acc);
@@ -196,7 +197,8 @@ __global__ void __launch_bounds__(kColumnThreads, (kColumnMinBlocks<T, kVec>))
 #pragma unroll 4
     for (int64_t s = ty_index; s < tiling.splits; s += ty) {
 #pragma unroll
-      for (int j = 0; j < kVec; ++j) sums[j] += __ldcg(tile_partials + s * width + tx_index * kVec + j);
+      for (int j = 0; j < kVec; ++j)
+        sums[j] += __ldcg(tile_partials + s * width + tx_index * kVec + j);
     }
     sum_down_ty(sums, shared, tx, ty);
     if (ty_index == 0 && active) store_outputs(out, sums);

@@ -4,11 +4,11 @@
 #include <c10/cuda/CUDAException.h>
 #include <c10/cuda/CUDAStream.h>
 
+#include <thrust/iterator/counting_iterator.h>
+#include <thrust/iterator/transform_iterator.h>
 #include <cub/device/device_reduce.cuh>
 #include <cub/device/device_segmented_reduce.cuh>
 #include <cuda/std/functional>
-#include <thrust/iterator/counting_iterator.h>
-#include <thrust/iterator/transform_iterator.h>
 
 #include <limits>
 
@@ -45,8 +45,8 @@ void cub_sum(const at::Tensor& rows, at::Tensor& out) {
   const cudaStream_t stream = c10::cuda::getCurrentCUDAStream();
   auto reduce = [&](void* temp, size_t& bytes) {
     if (segments == 1) {
-      return cub::DeviceReduce::Reduce(temp, bytes, in, y, length, ::cuda::std::plus<A>{},
-                                       A(0), stream);
+      return cub::DeviceReduce::Reduce(temp, bytes, in, y, length, ::cuda::std::plus<A>{}, A(0),
+                                       stream);
     }
     return cub::DeviceSegmentedReduce::Reduce(temp, bytes, in, y, static_cast<int>(segments),
                                               starts, starts + 1, ::cuda::std::plus<A>{}, A(0),
@@ -63,7 +63,8 @@ void cub_sum(const at::Tensor& rows, at::Tensor& out) {
 // CUB reads rows (SumPlan::rows): DeviceReduce for one, DeviceSegmentedReduce for more.
 void launch_cub(const SumPlan& plan, at::Tensor& out) {
   const at::Tensor rows = plan.rows();
-  WARPREDUCE_DISPATCH(rows.scalar_type(), "warpreduce_sum_cub", [&] { cub_sum<scalar_t>(rows, out); });
+  WARPREDUCE_DISPATCH(rows.scalar_type(), "warpreduce_sum_cub",
+                      [&] { cub_sum<scalar_t>(rows, out); });
 }
 
 }  // namespace warpreduce

@@ -48,7 +48,7 @@ template <typename T>
 struct EvenRows {
   const T* x;
   int64_t row_stride;
-  int64_t count;  // rows
+  int64_t count;   // rows
   int64_t length;  // elements a row
   __device__ __forceinline__ const T* row(int64_t r) const { return x + r * row_stride; }
   __device__ __forceinline__ int64_t stride() const { return 1; }
@@ -122,7 +122,8 @@ __device__ __forceinline__ C thread_share(Rows rows, int64_t r, int64_t first, i
     add_vectors<kUnroll>(sums, span.body(), span.vectors, first, step);
     if (first < kLanes) sums.add_value(span.template edges<V>(first));
   } else {
-    for (int64_t i = first; i < rows.length; i += step) sums.add_value(static_cast<V>(row[i * rows.stride()]));
+    for (int64_t i = first; i < rows.length; i += step)
+      sums.add_value(static_cast<V>(row[i * rows.stride()]));
   }
   return sums.template total<C>();
 }
@@ -209,8 +210,8 @@ __global__ void __launch_bounds__(kGroupedThreads)
   constexpr unsigned kLanes = 16 / sizeof(T);
   const unsigned lane = threadIdx.x % group;
   const int64_t groups = int64_t{gridDim.x} * kGroupedThreads / group;
-  for (int64_t row = (int64_t{blockIdx.x} * kGroupedThreads + threadIdx.x) / group; row < rows.count;
-       row += groups) {
+  for (int64_t row = (int64_t{blockIdx.x} * kGroupedThreads + threadIdx.x) / group;
+       row < rows.count; row += groups) {
     C share = thread_share<T, 8, C>(rows, row, lane, group);
     if (group < kLanes && rows.stride() == 1) {  // groups narrower than a vector
       const VectorSpan<T> span(rows.row(row), rows.length);
@@ -275,7 +276,7 @@ __global__ void __launch_bounds__(kVectorRowsThreads)
 }
 
 constexpr unsigned kTiledThreads = 256;
-constexpr int64_t kTileBytes = 16 * 1024;  // 4 16-byte copies a thread
+constexpr int64_t kTileBytes = 16 * 1024;            // 4 16-byte copies a thread
 constexpr int64_t kTileStage = kTileBytes / 16 + 1;  // 16-byte slots a stage: a tile + 16 bytes
 
 // 16 bytes from global to shared memory without passing through registers (cp.async,
@@ -323,12 +324,15 @@ __global__ void __launch_bounds__(kTiledThreads)
   const int lane_in_row = static_cast<int>(threadIdx.x % group);
   const int rows_per_pass = static_cast<int>(kTiledThreads / group);
 
-  auto rows_of = [&](int64_t t) { return static_cast<int>(min(rows_per_tile, count - t * rows_per_tile)); };
+  auto rows_of = [&](int64_t t) {
+    return static_cast<int>(min(rows_per_tile, count - t * rows_per_tile));
+  };
   auto span_of = [&](int64_t t) {
     return VectorSpan<T>(x + t * rows_per_tile * length, rows_of(t) * length);
   };
   auto tile_in = [&](int stage, const VectorSpan<T>& span) {
-    return reinterpret_cast<T*>(shared_vectors + stage * kTileStage) + (kLanes - span.head) % kLanes;
+    return reinterpret_cast<T*>(shared_vectors + stage * kTileStage) +
+           (kLanes - span.head) % kLanes;
   };
   // Starts copying tile t into `stage`: the vectors asynchronously; the few scalars of
   // its unaligned ends are loaded into registers now and stored by finish() after the
@@ -348,7 +352,8 @@ __global__ void __launch_bounds__(kTiledThreads)
     if (t < tiles) {
       const VectorSpan<T> span = span_of(t);
       uint4* body = shared_vectors + stage * kTileStage + (span.head > 0 ? 1 : 0);
-      for (int64_t j = threadIdx.x; j < span.vectors; j += kTiledThreads) copy_async(body + j, span.body() + j);
+      for (int64_t j = threadIdx.x; j < span.vectors; j += kTiledThreads)
+        copy_async(body + j, span.body() + j);
       T* tile = tile_in(stage, span);
       if (threadIdx.x < span.head) {
         scalars.head = span.x[threadIdx.x];
@@ -368,7 +373,7 @@ __global__ void __launch_bounds__(kTiledThreads)
   for (int64_t t = blockIdx.x; t < tiles; t += gridDim.x, stage ^= 1) {
     const Scalars next = start_copy(t + gridDim.x, stage ^ 1);
     copy_async_wait<1>();  // this thread's copies of tile t have landed...
-    __syncthreads();  // ... and everyone's
+    __syncthreads();       // ... and everyone's
     const T* tile = tile_in(stage, span_of(t));
     const int tile_rows = rows_of(t);
     const int64_t first_row = t * rows_per_tile;

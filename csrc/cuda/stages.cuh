@@ -6,6 +6,9 @@
 // of packed rows (geometry.h: columns, sliced or expanded inputs) reaches them as a copy
 // in row order (SumPlan::rows).
 //
+// Each stage is written out whole, repeating the lines it shares with the stage before
+// (the repetition is deliberate): a reader can take any one stage and see all it does.
+//
 // Every stage runs kStageThreads threads a block, so the benchmark compares ideas, not
 // block sizes. Each stage struct says how many elements a thread reads before the tree
 // (items_per_thread; 0 = a grid-stride loop over as many as the row holds).
@@ -166,11 +169,11 @@ __global__ void __launch_bounds__(kBlock)
 }
 
 // The stages as types, for the launch table: the kernel and how much a thread reads.
-#define WARPREDUCE_STAGE(NAME, ITEMS_PER_THREAD)            \
-  struct NAME##_stage {                                     \
+#define WARPREDUCE_STAGE(NAME, ITEMS_PER_THREAD)              \
+  struct NAME##_stage {                                       \
     static constexpr int items_per_thread = ITEMS_PER_THREAD; \
-    template <typename T, typename Out>                     \
-    static constexpr auto kernel = NAME<T, Out>;            \
+    template <typename T, typename Out>                       \
+    static constexpr auto kernel = NAME<T, Out>;              \
   }
 
 WARPREDUCE_STAGE(interleaved_divergent, 1);

@@ -46,7 +46,8 @@ DeviceLimits device_limits() {
     blocks[device].store(read(cudaDevAttrMaxBlocksPerMultiprocessor), std::memory_order_relaxed);
     sms[device].store(read(cudaDevAttrMultiProcessorCount), std::memory_order_release);
   }
-  return {sms[device].load(std::memory_order_acquire), threads[device].load(std::memory_order_relaxed),
+  return {sms[device].load(std::memory_order_acquire),
+          threads[device].load(std::memory_order_relaxed),
           blocks[device].load(std::memory_order_relaxed)};
 }
 
@@ -118,7 +119,8 @@ SplitScratch split_scratch(const at::Tensor& like) {
     static auto* kept = new std::list<std::pair<Key, at::Tensor>>;
     const Key key{stream.device_index(), stream.stream()};
     const std::lock_guard<std::mutex> lock(mutex);
-    auto it = std::find_if(kept->begin(), kept->end(), [&](const auto& e) { return e.first == key; });
+    auto it =
+        std::find_if(kept->begin(), kept->end(), [&](const auto& e) { return e.first == key; });
     if (it != kept->end()) {
       kept->splice(kept->begin(), *kept, it);
     } else {
@@ -155,7 +157,8 @@ constexpr at::ScalarType storage_dtype() {
 template <typename Stage>
 int64_t parts_for(int64_t n, int64_t segments) {
   constexpr int64_t kGridStrideMinItems = 16;
-  constexpr int64_t per_thread = Stage::items_per_thread ? Stage::items_per_thread : kGridStrideMinItems;
+  constexpr int64_t per_thread =
+      Stage::items_per_thread ? Stage::items_per_thread : kGridStrideMinItems;
   int64_t parts = std::max<int64_t>(1, ceil_div(n, kStageThreads * per_thread));
   if constexpr (Stage::items_per_thread == 0) {
     const DeviceLimits limits = device_limits();
@@ -224,14 +227,16 @@ void split_rows(const Rows& rows, Out* y, const at::Tensor& like) {
   int64_t parts = std::clamp<int64_t>(ceil_div(rows.length, per_block), 1,
                                       std::max<int64_t>(1, capacity / rows.count));
   parts = std::min(parts, max_split_blocks() * 2 / rows.count);  // what the scratch holds
-  TORCH_CHECK(rows.count * parts <= std::numeric_limits<int>::max(), "warpreduce.sum: ",
-              rows.count, " rows do not fit one launch");
+  TORCH_CHECK(rows.count * parts <= std::numeric_limits<int>::max(), "warpreduce.sum: ", rows.count,
+              " rows do not fit one launch");
   if (parts <= 1) {
-    rows_split<T, Out, Rows, kFull><<<rows.count, P::kThreads, 0, stream>>>(rows, 1u, y, nullptr, nullptr);
+    rows_split<T, Out, Rows, kFull>
+        <<<rows.count, P::kThreads, 0, stream>>>(rows, 1u, y, nullptr, nullptr);
   } else {
     const SplitScratch scratch = split_scratch(like);
     rows_split<T, Out, Rows, kFull><<<rows.count * parts, P::kThreads, 0, stream>>>(
-        rows, static_cast<unsigned>(parts), y, static_cast<combine_t<T>*>(scratch.partials), scratch.tickets);
+        rows, static_cast<unsigned>(parts), y, static_cast<combine_t<T>*>(scratch.partials),
+        scratch.tickets);
   }
   C10_CUDA_KERNEL_LAUNCH_CHECK();
 }
@@ -254,7 +259,8 @@ void rows_pass(const T* x, const ReductionPass& pass, Out* y, const at::Tensor& 
     const unsigned group = static_cast<unsigned>(pow2_ceil(row_vectors));
     const int64_t blocks = std::min(ceil_div(rows.count * group, kVectorRowsThreads),
                                     resident_blocks<rows_vectors<T, Out>>(kVectorRowsThreads));
-    rows_vectors<T, Out><<<blocks, kVectorRowsThreads, 0, stream>>>(x, rows.count, vectors, group, y);
+    rows_vectors<T, Out>
+        <<<blocks, kVectorRowsThreads, 0, stream>>>(x, rows.count, vectors, group, y);
     C10_CUDA_KERNEL_LAUNCH_CHECK();
     return;
   }
@@ -280,15 +286,18 @@ void rows_pass(const T* x, const ReductionPass& pass, Out* y, const at::Tensor& 
   // else whole blocks, several per row when the rows are few.
   const int64_t vectors = ceil_div(pass.length, pass.reduced_stride == 1 ? kLanes : 1);
   const int64_t group = std::min<int64_t>(32, pow2_ceil(vectors));
-  const int64_t grouped_capacity = resident_blocks<rows_grouped<T, Out>>(kGroupedThreads) * kGroupedThreads;
+  const int64_t grouped_capacity =
+      resident_blocks<rows_grouped<T, Out>>(kGroupedThreads) * kGroupedThreads;
   if (rows.count > 1 && rows.count * group >= grouped_capacity / 4 && vectors <= 32 * 64) {
-    const int64_t blocks = std::min(ceil_div(rows.count * group, kGroupedThreads), grouped_capacity / kGroupedThreads);
+    const int64_t blocks =
+        std::min(ceil_div(rows.count * group, kGroupedThreads), grouped_capacity / kGroupedThreads);
     rows_grouped<T, Out><<<blocks, kGroupedThreads, 0, stream>>>(rows, group, y);
     C10_CUDA_KERNEL_LAUNCH_CHECK();
     return;
   }
 
-  const EvenRows<T> even{x, pass.outer.ndim == 0 ? 0 : pass.outer.strides[0], pass.outer_size, pass.length};
+  const EvenRows<T> even{x, pass.outer.ndim == 0 ? 0 : pass.outer.strides[0], pass.outer_size,
+                         pass.length};
   if (pass.even_rows() && rows.count == 1) {
     split_rows<T, Out, EvenRows<T>, true>(even, y, like);
   } else if (pass.even_rows()) {
@@ -335,8 +344,8 @@ void launch_columns(const Columns<T>& c, Out* y, const at::Tensor& like) {
     const int64_t blocks = std::min(t.tiles, capacity * 8);
     columns<T, Out, kVec><<<blocks, kColumnThreads, 0, stream>>>(c, t, y, nullptr, nullptr);
   } else {
-    at::Tensor partials = at::empty({t.tiles * t.splits * t.tx * kVec},
-                                    like.options().dtype(storage_dtype<C>()));
+    at::Tensor partials =
+        at::empty({t.tiles * t.splits * t.tx * kVec}, like.options().dtype(storage_dtype<C>()));
     const SplitScratch scratch = split_scratch(like);
     const dim3 grid(static_cast<unsigned>(t.tiles), static_cast<unsigned>(t.splits));
     columns<T, Out, kVec><<<grid, kColumnThreads, 0, stream>>>(
@@ -348,13 +357,16 @@ void launch_columns(const Columns<T>& c, Out* y, const at::Tensor& like) {
 template <typename T, typename Out>
 void columns_pass(const T* x, const ReductionPass& pass, Out* y, const at::Tensor& like) {
   constexpr int64_t kLanes = 16 / sizeof(T);
-  const Columns<T> c{x, pass.outer, pass.outer_size, pass.length, pass.reduced_stride,
-                     pass.inner, pass.inner_stride};
+  const Columns<T> c{
+      x,          pass.outer,       pass.outer_size, pass.length, pass.reduced_stride,
+      pass.inner, pass.inner_stride};
   // One 16-byte vector a row per thread when every row of every tile starts on a 16-byte
   // boundary and the tile's outputs are adjacent.
-  bool vectors = reinterpret_cast<uintptr_t>(x) % 16 == 0 && reinterpret_cast<uintptr_t>(y) % 16 == 0 &&
-                 pass.inner_stride == 1 && pass.inner % kLanes == 0 && pass.reduced_stride % kLanes == 0;
-  for (int d = 0; d < pass.outer.ndim; ++d) vectors = vectors && pass.outer.strides[d] % kLanes == 0;
+  bool vectors = reinterpret_cast<uintptr_t>(x) % 16 == 0 &&
+                 reinterpret_cast<uintptr_t>(y) % 16 == 0 && pass.inner_stride == 1 &&
+                 pass.inner % kLanes == 0 && pass.reduced_stride % kLanes == 0;
+  for (int d = 0; d < pass.outer.ndim; ++d)
+    vectors = vectors && pass.outer.strides[d] % kLanes == 0;
   if (vectors) {
     launch_columns<T, Out, kLanes>(c, y, like);
   } else {
@@ -384,7 +396,8 @@ void launch_auto(const SumPlan& plan, at::Tensor& out) {
     out_t<T>* y = out.mutable_data_ptr<out_t<T>>();
     const auto& passes = plan.passes;
     if (passes.size() == 1) return run_pass(x, passes[0], y, out);
-    at::Tensor carried = at::empty({passes[0].outputs()}, out.options().dtype(c10::CppTypeToScalarType<Carry>::value));
+    at::Tensor carried = at::empty({passes[0].outputs()},
+                                   out.options().dtype(c10::CppTypeToScalarType<Carry>::value));
     run_pass(x, passes[0], carried.mutable_data_ptr<Carry>(), out);
     for (size_t k = 1; k + 1 < passes.size(); ++k) {
       at::Tensor next = at::empty({passes[k].outputs()}, carried.options());
@@ -398,7 +411,8 @@ void launch_auto(const SumPlan& plan, at::Tensor& out) {
 // The CUDA kernels kernel= names, in stage order: the only list of them.
 constexpr Kernel kCudaKernels[] = {
     {"interleaved_divergent", KernelRole::kStage, launch_stage<interleaved_divergent_stage>},
-    {"interleaved_bank_conflicts", KernelRole::kStage, launch_stage<interleaved_bank_conflicts_stage>},
+    {"interleaved_bank_conflicts", KernelRole::kStage,
+     launch_stage<interleaved_bank_conflicts_stage>},
     {"sequential_addressing", KernelRole::kStage, launch_stage<sequential_addressing_stage>},
     {"first_add_during_load", KernelRole::kStage, launch_stage<first_add_during_load_stage>},
     {"unroll_last_warp", KernelRole::kStage, launch_stage<unroll_last_warp_stage>},

@@ -1,34 +1,24 @@
-"""Shared test helpers: devices, random inputs, and the comparison with torch.sum."""
+"""Random inputs and the comparison with torch.sum: one source for the tests, the
+benchmarks and the stress programs.
+
+    from warpreduce_torch.testing import random_tensor, assert_sum_matches
+    x = random_tensor((1000, 33), torch.bfloat16, "cuda", seed=1)
+    assert_sum_matches(warpreduce_torch.sum(x, 0), x, 0)
+"""
 
 import math
 
-import pytest
 import torch
 
-import warpreduce_torch as wr
 
-HAS_CUDA = torch.cuda.is_available()
-requires_cuda = pytest.mark.skipif(
-    not HAS_CUDA,
-    reason="no CUDA GPU visible: the CUDA tests run on the GPU machine (benchmarks/gpu_check.sh)",
-)
-DEVICES = ["cpu", pytest.param("cuda", marks=requires_cuda)]
-
-DTYPES = wr.dtypes()  # every dtype the op takes, from the library's own list
-FLOAT_DTYPES = [t for t in DTYPES if t.is_floating_point]
-INT_DTYPES = [t for t in DTYPES if not t.is_floating_point]
-
-# Awkward lengths: empty, one, around a warp, around a block, 2^k +- 1, primes.
-SIZES = [0, 1, 2, 31, 33, 255, 257, 1025, 4093, 65535, 65537, 1_000_003]
-
-
-def random_tensor(shape, dtype, device, seed=0):
-    """Random data (never zeros), made on `device`: floats with a positive mean, so that
-    an error relative to sum(|x|) means something; integers over the dtype's whole
-    range, so that int64 sums wrap."""
+def random_tensor(shape, dtype, device, seed=0, *, mean=0.5):
+    """Random data, never zeros (zeros can run faster than real data and hide wrong
+    results), made on `device`: floats normal around `mean` (positive by default, so that
+    an error relative to sum(|x|) means something; 0 keeps long float16 sums finite);
+    integers over the dtype's whole range, so that int64 sums wrap; bools half true."""
     g = torch.Generator(device).manual_seed(seed)
     if dtype.is_floating_point:
-        x = torch.randn(shape, generator=g, device=device, dtype=torch.float32) + 0.5
+        x = torch.randn(shape, generator=g, device=device, dtype=torch.float32) + mean
         return x.to(dtype)
     if dtype == torch.bool:
         return torch.rand(shape, generator=g, device=device) < 0.5
@@ -37,7 +27,7 @@ def random_tensor(shape, dtype, device, seed=0):
 
 
 def layouts(x):
-    """Non-contiguous views of a 2-D tensor x of shape (m, n), m, n even."""
+    """Views of a 2-D tensor x of shape (m, n), m and n even, that are not contiguous."""
     return {
         "transposed": x.t(),
         "sliced_steps": x[::2, ::3],
@@ -48,10 +38,8 @@ def layouts(x):
     }
 
 
-LAYOUTS = list(layouts(torch.empty(6, 8)))
-
-
 def reduced_length(shape, dim):
+    """How many elements each output of a sum over `dim` adds."""
     if dim is None or (not isinstance(dim, int) and len(dim) == 0):
         return math.prod(shape)
     dims = [dim] if isinstance(dim, int) else dim
@@ -92,5 +80,3 @@ def assert_sum_matches(result, x, dim=None, keepdim=False, dtype=None, kernel="a
     # Where torch.sum gives inf (an input inf, or overflow of float16) or NaN, the same.
     assert torch.equal(result[~finite].isnan(), expected[~finite].isnan())
     assert torch.equal(result[expected.isinf()], expected[expected.isinf()])
-
-

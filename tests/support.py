@@ -1,0 +1,24 @@
+"""What the tests share beyond warpreduce_torch.testing: the devices, the dtypes and the
+awkward sizes they run over."""
+
+import pytest
+import torch
+
+import warpreduce_torch as wr
+from warpreduce_torch.testing import layouts
+
+HAS_CUDA = torch.cuda.is_available()
+requires_cuda = pytest.mark.skipif(
+    not HAS_CUDA,
+    reason="no CUDA GPU visible: the CUDA tests run on the GPU machine (benchmarks/gpu_check.sh)",
+)
+DEVICES = ["cpu", pytest.param("cuda", marks=requires_cuda)]
+
+DTYPES = wr.dtypes()  # every dtype the op takes, from the library's own list
+FLOAT_DTYPES = [t for t in DTYPES if t.is_floating_point]
+INT_DTYPES = [t for t in DTYPES if not t.is_floating_point]
+
+# Awkward lengths: empty, one, around a warp, around a block, 2^k +- 1, primes.
+SIZES = [0, 1, 2, 31, 33, 255, 257, 1025, 4093, 65535, 65537, 1_000_003]
+
+LAYOUTS = list(layouts(torch.empty(6, 8)))
