@@ -39,7 +39,7 @@ def distributions(device):
 def ulps_from_correctly_rounded(result, exact, dtype):
     """|result - round(exact)| in ulps of round(exact) (round: to the nearest `dtype`)."""
     rounded = torch.tensor(exact, dtype=torch.float64).to(dtype)
-    ulp = (torch.nextafter(rounded.abs(), torch.tensor(float("inf"), dtype=dtype)) - rounded.abs())
+    ulp = torch.nextafter(rounded.abs(), torch.tensor(float("inf"), dtype=dtype)) - rounded.abs()
     ulp = ulp.double().item() or torch.finfo(dtype).tiny
     return abs(float(result) - rounded.double().item()) / ulp
 
@@ -75,10 +75,15 @@ def main(argv=None):
     if device == "cpu":
         del impls["cub"]
     name = torch.cuda.get_device_name() if device == "cuda" else "cpu"
-    print(f"{name}, torch {torch.__version__}: ulps from the correctly rounded sum and "
-          f"error / sum|x|, {len(distributions(device))} distributions x {args.inputs} inputs a size\n")
-    print("| dtype | size | inputs | " + " | ".join(
-        f"{n} ulps max / mean | {n} err/sum|x| mean" for n in impls) + " |")
+    print(
+        f"{name}, torch {torch.__version__}: ulps from the correctly rounded sum and "
+        f"error / sum|x|, {len(distributions(device))} distributions x {args.inputs} inputs a size\n"
+    )
+    print(
+        "| dtype | size | inputs | "
+        + " | ".join(f"{n} ulps max / mean | {n} err/sum|x| mean" for n in impls)
+        + " |"
+    )
     print("|---|---|---|" + "---|---|" * len(impls))
     for dtype_name in args.dtypes:
         dtype = getattr(torch, dtype_name)
@@ -89,7 +94,8 @@ def main(argv=None):
                 continue
             cells = " | ".join(
                 f"{max(u):.2f} / {statistics.fmean(u):.2f} | {statistics.fmean(r):.1e}"
-                for u, r in found.values())
+                for u, r in found.values()
+            )
             print(f"| {dtype_name} | 2^{log2} | {count} | {cells} |", flush=True)
             if device == "cuda":
                 torch.cuda.empty_cache()

@@ -23,10 +23,20 @@ def cases(scale):
     mid = max(1, int(293 * scale))
     return [
         # (name, shape, dtype, dim, keepdim)
-        (f"float16 3x{big}x0x{mid}x{big}, dims (0, 2), keepdim: zeros",
-         (3, big, 0, mid, big), torch.float16, (0, 2), True),
-        (f"float16 {big}x1x{mid}x{big}, dim 1: a copy",
-         (big, 1, mid, big), torch.float16, 1, False),
+        (
+            f"float16 3x{big}x0x{mid}x{big}, dims (0, 2), keepdim: zeros",
+            (3, big, 0, mid, big),
+            torch.float16,
+            (0, 2),
+            True,
+        ),
+        (
+            f"float16 {big}x1x{mid}x{big}, dim 1: a copy",
+            (big, 1, mid, big),
+            torch.float16,
+            1,
+            False,
+        ),
         (f"float32 {big}x{mid}x1, dim -1, keepdim: a copy", (big, mid, 1), torch.float32, -1, True),
         ("float32 0-d", (), torch.float32, None, False),
     ]
@@ -58,17 +68,22 @@ def compare(name, x, dim, keepdim, device, repeats):
     ours, theirs = wr.sum(x, dim, keepdim), torch.sum(x, dim, keepdim)
     same = ours.shape == theirs.shape and ours.dtype == theirs.dtype and torch.equal(ours, theirs)
     del ours, theirs
-    t_ours, t_theirs = median_ms([lambda: wr.sum(x, dim, keepdim),
-                                  lambda: torch.sum(x, dim, keepdim)], device, repeats)
-    print(f"| {name} | {device} | {t_ours:.3f} | {t_theirs:.3f} | {t_ours / t_theirs:.2f} |"
-          + ("" if same else " WRONG |"), flush=True)
+    t_ours, t_theirs = median_ms(
+        [lambda: wr.sum(x, dim, keepdim), lambda: torch.sum(x, dim, keepdim)], device, repeats
+    )
+    print(
+        f"| {name} | {device} | {t_ours:.3f} | {t_theirs:.3f} | {t_ours / t_theirs:.2f} |"
+        + ("" if same else " WRONG |"),
+        flush=True,
+    )
     return same
 
 
 def main():
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    parser.add_argument("--device", nargs="+", default=None,
-                        help="default: cpu, and cuda if there is a GPU")
+    parser.add_argument(
+        "--device", nargs="+", default=None, help="default: cpu, and cuda if there is a GPU"
+    )
     parser.add_argument("--scale", type=float, default=1.0)
     parser.add_argument("--repeats", type=int, default=9)
     args = parser.parse_args()

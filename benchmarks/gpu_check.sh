@@ -131,8 +131,9 @@ for step in $steps; do
       metrics+=,smsp__inst_executed.sum,smsp__thread_inst_executed_per_inst_executed.ratio
       metrics+=,l1tex__data_bank_conflicts_pipe_lsu_mem_shared.sum,sm__warps_active.avg.pct_of_peak_sustained_active
       metrics+=,smsp__average_warp_latency_issue_stalled_barrier.ratio,launch__registers_per_thread
-      ncu --clock-control none --csv --metrics "$metrics" \
-        --kernel-name regex:'interleaved|sequential|first_add|unroll|multiple|warp_shuffle|fast_sum' \
+      # The staged kernels' functions carry their registry names; auto's full sum is rows_split.
+      names=$(python3 -c 'import warpreduce_torch as wr; print("|".join(wr.kernels("cuda", "stage") + ["rows_split"]))')
+      ncu --clock-control none --csv --metrics "$metrics" --kernel-name "regex:$names" \
         python3 benchmarks/ncu_stages.py >"$OUT/ncu.csv" 2>"$OUT/ncu.err" || { status=1; tail "$OUT/ncu.err"; }
       grep -c '"' "$OUT/ncu.csv"
       ;;

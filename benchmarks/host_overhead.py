@@ -9,9 +9,9 @@ kernel (benchmarks/RESULTS.md).
 - warpreduce_torch.sum: the Python function, then the C++ binding (csrc/python.cpp).
 - _C.sum: the binding alone: the difference is what the Python function adds.
 - torch.ops.warpreduce.sum: the boxed path the binding replaces.
-- Sizes up to 2^13 run fast_sum as one block; above, several blocks, which need the
-  per-stream scratch, so a side stream (which could be capturing a CUDA graph) also pays
-  for asking the driver whether it is.
+- Small sums run in one block; larger ones split over blocks (rows_split), which need
+  the per-stream scratch, so a side stream (which could be capturing a CUDA graph) also
+  pays for asking the driver whether it is.
 """
 
 import argparse
@@ -22,27 +22,37 @@ import torch.utils.benchmark as benchmark
 import warpreduce_torch as wr
 from warpreduce_torch import _C
 
-parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-parser.add_argument("--sizes", type=int, nargs="+", default=[10, 13, 14, 16])
-parser.add_argument("--min-run-time", type=float, default=0.3)
-args = parser.parse_args()
-
 ENTRIES = {
     "torch.sum": torch.sum,
     "warpreduce_torch.sum": wr.sum,
     "_C.sum": _C.sum,
     "torch.ops.warpreduce.sum": torch.ops.warpreduce.sum,
 }
-streams = {"default stream": torch.cuda.default_stream(), "side stream": torch.cuda.Stream()}
-results = []
-for log2 in args.sizes:
-    x = torch.randn(1 << log2, device="cuda")
-    for stream_name, stream in streams.items():
-        with torch.cuda.stream(stream):
-            for name, fn in ENTRIES.items():
-                timer = benchmark.Timer(
-                    "fn(x)", globals={"fn": fn, "x": x}, label="Wall time per call, float32 (us)",
-                    sub_label=f"2^{log2}, {stream_name}", description=name)
-                results.append(timer.blocked_autorange(min_run_time=args.min_run_time))
-print(torch.cuda.get_device_name())
-benchmark.Compare(results).print()
+
+
+def main(argv=None):
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("--sizes", type=int, nargs="+", default=[10, 13, 14, 16])
+    parser.add_argument("--min-run-time", type=float, default=0.3)
+    args = parser.parse_args(argv)
+    streams = {"default stream": torch.cuda.default_stream(), "side stream": torch.cuda.Stream()}
+    results = []
+    for log2 in args.sizes:
+        x = torch.randn(1 << log2, device="cuda")
+        for stream_name, stream in streams.items():
+            with torch.cuda.stream(stream):
+                for name, fn in ENTRIES.items():
+                    timer = benchmark.Timer(
+                        "fn(x)",
+                        globals={"fn": fn, "x": x},
+                        label="Wall time per call, float32 (us)",
+                        sub_label=f"2^{log2}, {stream_name}",
+                        description=name,
+                    )
+                    results.append(timer.blocked_autorange(min_run_time=args.min_run_time))
+    print(torch.cuda.get_device_name())
+    benchmark.Compare(results).print()
+
+
+if __name__ == "__main__":
+    main()

@@ -20,6 +20,7 @@ import time
 import torch
 
 import warpreduce_torch as wr
+from warpreduce_torch.testing import random_tensor
 
 CASES = [  # (shape, dim): every kernel
     ((1025,), None),  # small
@@ -39,16 +40,17 @@ AUTO_CASES = [
 ]
 DTYPES = (torch.float32, torch.int8, torch.bfloat16)  # every kernel
 # auto's kernels are instantiated per dtype, with vectors of 16 bytes: 2 to 16 lanes.
-AUTO_DTYPES = DTYPES + (torch.float64, torch.float16, torch.int16, torch.int32, torch.int64,
-                        torch.uint8, torch.bool)
+AUTO_DTYPES = DTYPES + (
+    torch.float64,
+    torch.float16,
+    torch.int16,
+    torch.int32,
+    torch.int64,
+    torch.uint8,
+    torch.bool,
+)
 EXTRA_DTYPES_MAX_ELEMENTS = 1 << 21
 SPLIT_CASES = [(((1 << 20) + 3,), None), ((5, 300003), 1), ((2**16 + 1, 8), 0)]
-
-
-def random_input(shape, dtype, seed=0):
-    g = torch.Generator("cuda").manual_seed(seed)
-    x = torch.rand(shape, generator=g, device="cuda") * 100
-    return x > 50 if dtype == torch.bool else x.to(dtype)
 
 
 def check(got, x, dim):
@@ -75,7 +77,7 @@ def every_kernel():
             for shape, dim in cases:
                 if dtype not in DTYPES and math.prod(shape) > EXTRA_DTYPES_MAX_ELEMENTS:
                     continue  # the same pass as a smaller case, slow under racecheck
-                x = random_input(shape, dtype)
+                x = random_tensor(shape, dtype, "cuda")
                 run(x, dim, kernel)
                 if x.dim() == 2:
                     run(x[:, 1:], dim, kernel)  # unaligned
@@ -93,7 +95,7 @@ def scratch_as_streams_keep_it():
     side = torch.cuda.Stream()
     side.wait_stream(torch.cuda.current_stream())
     for shape, dim in SPLIT_CASES:
-        x = random_input(shape, torch.float32, 1)
+        x = random_tensor(shape, torch.float32, "cuda", 1)
         for _ in range(2):
             run(x, dim, "auto")
         with torch.cuda.stream(side):
@@ -109,15 +111,18 @@ def scratch_as_streams_keep_it():
         with torch.cuda.graph(graph, stream=side):
             out = wr.sum(x, dim)
         for seed in (2, 3):
-            x.copy_(random_input(shape, torch.float32, seed))
+            x.copy_(random_tensor(shape, torch.float32, "cuda", seed))
             graph.replay()
             torch.cuda.synchronize()
             check(out, x, dim)
         del graph
     torch.cuda.synchronize()
-    print("split scratch (same stream, new stream"
-          + (", CUDA graph" if graphs else "; CUDA graph skipped: no caching allocator")
-          + "): ok", flush=True)
+    print(
+        "split scratch (same stream, new stream"
+        + (", CUDA graph" if graphs else "; CUDA graph skipped: no caching allocator")
+        + "): ok",
+        flush=True,
+    )
 
 
 if __name__ == "__main__":

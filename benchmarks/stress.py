@@ -38,7 +38,6 @@ import faulthandler
 import gc
 import math
 import os
-import pathlib
 import random
 import re
 import sys
@@ -51,8 +50,9 @@ import torch
 import warpreduce_torch as wr
 
 # One rule for "the same result as torch.sum" across the tests and these programs.
-sys.path.insert(0, str(pathlib.Path(__file__).resolve().parent.parent / "tests"))
-from conftest import DTYPES, assert_sum_matches, random_tensor  # noqa: E402
+from warpreduce_torch.testing import assert_sum_matches, random_tensor
+
+DTYPES = wr.dtypes()
 
 MiB = 2**20
 SKIP = 0  # exit status of a program that cannot run here (it says why)
@@ -191,8 +191,16 @@ def random_call(rng, device, kernels, max_elements, path_share=0.25):
     # dtype= now and then: widening, or a cast to the other kind
     out_dtype = rng.choice([None] * 8 + [torch.float32, torch.float64, torch.int64])
     layout = rng.choice(LAYOUTS) if shape and min(shape) > 0 else "contiguous"
-    return Call(shape, dtype, layout, dim, rng.random() < 0.5, out_dtype,
-                rng.choice(kernels), rng.randrange(2**31))
+    return Call(
+        shape,
+        dtype,
+        layout,
+        dim,
+        rng.random() < 0.5,
+        out_dtype,
+        rng.choice(kernels),
+        rng.randrange(2**31),
+    )
 
 
 # --- tallies and the watchdog -------------------------------------------------------------
@@ -243,8 +251,10 @@ def run_threads(targets, seconds, stall_s):
         finally:
             tally.done = True
 
-    threads = [threading.Thread(target=wrap, args=(fn, tallies[name]), name=name, daemon=True)
-               for name, fn in targets.items()]
+    threads = [
+        threading.Thread(target=wrap, args=(fn, tallies[name]), name=name, daemon=True)
+        for name, fn in targets.items()
+    ]
     start = time.monotonic()
     for t in threads:
         t.start()
@@ -255,8 +265,11 @@ def run_threads(targets, seconds, stall_s):
             stop.set()
         stalled = [t for t in tallies.values() if not t.done and now - t.progress > stall_s]
         if stalled:
-            print(f"HANG: no progress for {stall_s:.0f} s in "
-                  f"{', '.join(t.name for t in stalled)}; stacks:", flush=True)
+            print(
+                f"HANG: no progress for {stall_s:.0f} s in "
+                f"{', '.join(t.name for t in stalled)}; stacks:",
+                flush=True,
+            )
             faulthandler.dump_traceback(all_threads=True)
             sys.stdout.flush()
             os._exit(2)
@@ -360,8 +373,9 @@ def concurrency(args):
         stream = torch.cuda.Stream() if device == "cuda" else None
         targets[f"stream-{i}"] = eager_worker(device, stream, kernels, max_elements, args.seed + i)
     if device == "cuda":
-        targets["default-stream"] = eager_worker(device, torch.cuda.default_stream(), kernels,
-                                                 max_elements, args.seed + 1000)
+        targets["default-stream"] = eager_worker(
+            device, torch.cuda.default_stream(), kernels, max_elements, args.seed + 1000
+        )
         if not args.no_graphs:
             targets["graphs"] = graph_worker(device, kernels, max_elements // 4, args.seed + 2000)
         torch.cuda.synchronize()
@@ -370,12 +384,16 @@ def concurrency(args):
     tallies, elapsed = run_threads(targets, args.seconds, args.stall)
     calls, wrong, errors = summarize(tallies)
     if device == "cuda":
-        threads = (f"{len(targets)} threads ({args.threads} on streams of their own, 1 on the "
-                   f"default stream{', 1 capturing CUDA graphs' if 'graphs' in targets else ''})")
+        threads = (
+            f"{len(targets)} threads ({args.threads} on streams of their own, 1 on the "
+            f"default stream{', 1 capturing CUDA graphs' if 'graphs' in targets else ''})"
+        )
     else:
         threads = f"{len(targets)} threads"
-    line = (f"concurrency: {device}, {threads}, {elapsed:.1f} s, {calls} calls, "
-            f"{len(kernels)} kernels, wrong {wrong}, errors {errors}")
+    line = (
+        f"concurrency: {device}, {threads}, {elapsed:.1f} s, {calls} calls, "
+        f"{len(kernels)} kernels, wrong {wrong}, errors {errors}"
+    )
     if "graphs" in tallies:
         g = tallies["graphs"]
         line += f", {g.captures} graphs captured, {g.replays} replays"
@@ -464,8 +482,10 @@ def stream_churn(args):
             if not torch.equal(got, want):
                 wrong += 1
                 if len(notes) < 5:
-                    notes.append(f"WRONG {name} sum on stream {handle:#x}: "
-                                 f"max difference {(got - want).abs().max().item():.3g}")
+                    notes.append(
+                        f"WRONG {name} sum on stream {handle:#x}: "
+                        f"max difference {(got - want).abs().max().item():.3g}"
+                    )
         del results, got
         raw.destroy(handle, keep)
 
@@ -499,20 +519,30 @@ def stream_churn(args):
         print(n)
     counts = sorted(samples)
     half = min(counts, key=lambda c: abs(c - args.streams // 2))
-    print("allocated after n streams: "
-          + ", ".join(f"{c}: {mib(samples[c])}" for c in counts[:: max(1, len(counts) // 6)]))
+    print(
+        "allocated after n streams: "
+        + ", ".join(f"{c}: {mib(samples[c])}" for c in counts[:: max(1, len(counts) // 6)])
+    )
     growth = after - before
     late_growth = samples[counts[-1]] - samples[half]
-    print(f"reserved (the caching allocator's pools, per stream; not the library's) "
-          f"{mib(reserved_before)} -> {mib(torch.cuda.memory_reserved())}")
-    ok = (wrong == 0 and growth <= args.max_growth_mib * MiB
-          and late_growth <= args.plateau_kib * 1024)
-    return verdict(ok, f"stream-churn: {args.streams} streams ({raw.name}, {len(handles)} distinct "
-                       f"handles, {args.alive} alive at a time), {2 * args.streams} calls, "
-                       f"{elapsed:.1f} s, wrong {wrong}, allocated {mib(before)} -> {mib(after)} "
-                       f"(growth {mib(growth)}, bound {args.max_growth_mib} MiB; from stream "
-                       f"{half} to {counts[-1]}: {late_growth / 1024:+.1f} KiB, bound "
-                       f"{args.plateau_kib} KiB)")
+    print(
+        f"reserved (the caching allocator's pools, per stream; not the library's) "
+        f"{mib(reserved_before)} -> {mib(torch.cuda.memory_reserved())}"
+    )
+    ok = (
+        wrong == 0
+        and growth <= args.max_growth_mib * MiB
+        and late_growth <= args.plateau_kib * 1024
+    )
+    return verdict(
+        ok,
+        f"stream-churn: {args.streams} streams ({raw.name}, {len(handles)} distinct "
+        f"handles, {args.alive} alive at a time), {2 * args.streams} calls, "
+        f"{elapsed:.1f} s, wrong {wrong}, allocated {mib(before)} -> {mib(after)} "
+        f"(growth {mib(growth)}, bound {args.max_growth_mib} MiB; from stream "
+        f"{half} to {counts[-1]}: {late_growth / 1024:+.1f} KiB, bound "
+        f"{args.plateau_kib} KiB)",
+    )
 
 
 # --- out of memory --------------------------------------------------------------------------
@@ -551,8 +581,10 @@ def oom(args):
     headroom = 64 * MiB
     # What the next call on the stream runs: sums split over blocks, which use the
     # stream's scratch (a ticket left set, or scratch half made, would show there).
-    probes = [(random_tensor((1 << 20,), torch.float32, "cuda", 1), None),
-              (random_tensor((1 << 16, 128), torch.float32, "cuda", 2), 0)]
+    probes = [
+        (random_tensor((1 << 20,), torch.float32, "cuda", 1), None),
+        (random_tensor((1 << 16, 128), torch.float32, "cuda", 2), 0),
+    ]
     torch.cuda.synchronize()  # made on the default stream, read on others
     failures, lines = [], []
 
@@ -577,38 +609,53 @@ def oom(args):
             outcome = f"{type(e).__name__}: {str(e)[:200]}"
             failures.append(f"{name} [{kernel}]: expected torch.OutOfMemoryError, got {outcome}")
         del inputs
-        outcome += next_calls_are_right(stream, kernel, probes, limit, failures,
-                                        f"{name} [{kernel}]")
+        outcome += next_calls_are_right(
+            stream, kernel, probes, limit, failures, f"{name} [{kernel}]"
+        )
         lines.append(f"  {name} [{kernel}]: {outcome}")
 
     # The output: one float32 broadcast to (rows, 4096, 2), summed over the last dim.
     for kernel in kernels:
-        provoke("output",
-                lambda: (torch.ones(1, device="cuda").expand(big // 4 // 4096, 4096, 2),),
-                lambda x, k=kernel: wr.sum(x, -1, kernel=k), kernel)
+        provoke(
+            "output",
+            lambda: (torch.ones(1, device="cuda").expand(big // 4 // 4096, 4096, 2),),
+            lambda x, k=kernel: wr.sum(x, -1, kernel=k),
+            kernel,
+        )
     # The copy into rows that the staged kernels and cub read: a broadcast (rows, 2^16)
     # summed over dim 0, a small output but a copy of `big` bytes.
     for kernel in staged:
-        provoke("copy into rows",
-                lambda: (random_tensor((1, 1 << 16), torch.float32, "cuda", 3)
-                         .expand(big // 4 >> 16, -1),),
-                lambda x, k=kernel: wr.sum(x, 0, kernel=k), kernel)
+        provoke(
+            "copy into rows",
+            lambda: (
+                random_tensor((1, 1 << 16), torch.float32, "cuda", 3).expand(big // 4 >> 16, -1),
+            ),
+            lambda x, k=kernel: wr.sum(x, 0, kernel=k),
+            kernel,
+        )
     # auto's intermediate between two passes: int8 (A, B, 2) over dims (0, 2) first sums
     # rows of 2 into A x B int64 partials (4x the input), then the columns.
-    provoke("intermediate of two passes",
-            lambda: (random_tensor((big // 8 // 4096, 4096, 2), torch.int8, "cuda", 4),),
-            lambda x: wr.sum(x, (0, 2)))
+    provoke(
+        "intermediate of two passes",
+        lambda: (random_tensor((big // 8 // 4096, 4096, 2), torch.int8, "cuda", 4),),
+        lambda x: wr.sum(x, (0, 2)),
+    )
     # dtype=: the cast before the sum.
-    provoke("dtype= cast",
-            lambda: (random_tensor((big // 8,), torch.float32, "cuda", 5),),
-            lambda x: wr.sum(x, dtype=torch.float64))
+    provoke(
+        "dtype= cast",
+        lambda: (random_tensor((big // 8,), torch.float32, "cuda", 5),),
+        lambda x: wr.sum(x, dtype=torch.float64),
+    )
     lines.append(oom_scratch(limit, probes, failures))
 
     print("\n".join(lines))
     for f in failures:
         print("FAIL", f)
-    return verdict(not failures, f"oom: {len(lines)} cases, {mib(headroom)} free under the "
-                                 f"limit against {mib(big)} needed, failures {len(failures)}")
+    return verdict(
+        not failures,
+        f"oom: {len(lines)} cases, {mib(headroom)} free under the "
+        f"limit against {mib(big)} needed, failures {len(failures)}",
+    )
 
 
 def next_calls_are_right(stream, kernel, probes, limit, failures, name):
@@ -734,10 +781,12 @@ def memory(args):
         print(f"WRONG result: {failed_check}")
     alloc_growth, rss_growth = alloc1 - alloc0, rss1 - rss0
     ok = ok and alloc_growth <= args.max_alloc_kib * 1024 and rss_growth <= args.max_rss_mib * MiB
-    line = (f"memory: {device}, {done} calls after {warmup} warm-up calls, "
-            f"{len(streams) if device == 'cuda' else 1} streams, {len(kernels)} kernels, "
-            f"{elapsed:.1f} s, results checked every {args.check_every}, "
-            f"rss {mib(rss0)} -> {mib(rss1)} (bound +{args.max_rss_mib} MiB)")
+    line = (
+        f"memory: {device}, {done} calls after {warmup} warm-up calls, "
+        f"{len(streams) if device == 'cuda' else 1} streams, {len(kernels)} kernels, "
+        f"{elapsed:.1f} s, results checked every {args.check_every}, "
+        f"rss {mib(rss0)} -> {mib(rss1)} (bound +{args.max_rss_mib} MiB)"
+    )
     if device == "cuda":
         line += f", allocated {mib(alloc0)} -> {mib(alloc1)} (bound +{args.max_alloc_kib} KiB)"
     return verdict(ok, line)
@@ -746,8 +795,9 @@ def memory(args):
 # --- several GPUs -------------------------------------------------------------------------
 
 
-def cross_device_worker(data_device, current_device, side_stream, kernels, max_elements, seed,
-                        batch=4):
+def cross_device_worker(
+    data_device, current_device, side_stream, kernels, max_elements, seed, batch=4
+):
     """Inputs on data_device, made and summed on a stream of data_device (a side stream,
     or its default stream), while the thread's current device is current_device."""
 
@@ -831,8 +881,9 @@ def multi_gpu(args):
         # default stream.
         data, current, side = i % 2, (i + 1) % 2, i // 2 % 2 == 0
         name = f"data-cuda:{data}-current-cuda:{current}-{'side' if side else 'default'}-{i}"
-        targets[name] = cross_device_worker(data, current, side, kernels,
-                                            args.max_elements or (1 << 20), args.seed + i)
+        targets[name] = cross_device_worker(
+            data, current, side, kernels, args.max_elements or (1 << 20), args.seed + i
+        )
     tallies, elapsed = run_threads(targets, args.seconds, args.stall)
     tallies[graph_tally.name] = graph_tally
     calls, wrong, errors = summarize(tallies)
@@ -840,12 +891,14 @@ def multi_gpu(args):
     for d in (0, 1):
         torch.cuda.synchronize(d)
     after = [torch.cuda.memory_allocated(d) for d in (0, 1)]
-    line = (f"multi-gpu: {torch.cuda.device_count()} GPUs, {args.threads} threads with inputs "
-            f"on the device that is not current (on a side or the default stream of the "
-            f"input's), {elapsed:.1f} s, {calls} calls, "
-            f"{graph_tally.captures} graphs captured on cuda:1 / {graph_tally.replays} replays, "
-            f"wrong {wrong}, errors {errors}, allocated cuda:0 {mib(before[0])} -> "
-            f"{mib(after[0])}, cuda:1 {mib(before[1])} -> {mib(after[1])}")
+    line = (
+        f"multi-gpu: {torch.cuda.device_count()} GPUs, {args.threads} threads with inputs "
+        f"on the device that is not current (on a side or the default stream of the "
+        f"input's), {elapsed:.1f} s, {calls} calls, "
+        f"{graph_tally.captures} graphs captured on cuda:1 / {graph_tally.replays} replays, "
+        f"wrong {wrong}, errors {errors}, allocated cuda:0 {mib(before[0])} -> "
+        f"{mib(after[0])}, cuda:1 {mib(before[1])} -> {mib(after[1])}"
+    )
     return verdict(wrong == 0 and errors == 0 and calls > 0, line)
 
 
@@ -870,10 +923,18 @@ def main(argv=None):
     p.add_argument("--streams", type=int, default=3000)
     p.add_argument("--alive", type=int, default=100, help="streams alive at a time")
     p.add_argument("--source", choices=["auto", "cupy", "cudart"], default="auto")
-    p.add_argument("--max-growth-mib", type=float, default=16,
-                   help="bound on allocated bytes after the churn less before")
-    p.add_argument("--plateau-kib", type=float, default=512,
-                   help="bound on the growth over the second half of the churn")
+    p.add_argument(
+        "--max-growth-mib",
+        type=float,
+        default=16,
+        help="bound on allocated bytes after the churn less before",
+    )
+    p.add_argument(
+        "--plateau-kib",
+        type=float,
+        default=512,
+        help="bound on the growth over the second half of the churn",
+    )
     p.set_defaults(fn=stream_churn)
 
     p = sub.add_parser("oom", help="out of memory raised as torch.OutOfMemoryError, then right")
@@ -882,8 +943,12 @@ def main(argv=None):
     p = sub.add_parser("memory", help="allocated and resident memory flat over many calls")
     p.add_argument("--device", choices=["cuda", "cpu"], default="cuda")
     p.add_argument("--calls", type=int, default=100_000)
-    p.add_argument("--warmup", type=int, default=None,
-                   help="calls before the first level (default: a tenth of --calls)")
+    p.add_argument(
+        "--warmup",
+        type=int,
+        default=None,
+        help="calls before the first level (default: a tenth of --calls)",
+    )
     p.add_argument("--streams", type=int, default=4, help="side streams, besides the default one")
     p.add_argument("--max-elements", type=int, default=0, help="of a random shape (0: by device)")
     p.add_argument("--check-every", type=int, default=1, help="check every n-th result")

@@ -5,7 +5,9 @@ import pytest
 import torch
 
 import warpreduce_torch as wr
-from conftest import DEVICES, random_tensor
+from warpreduce_torch.testing import random_tensor
+
+from .support import DEVICES
 
 # Arguments after the input, each wrong in one way that torch.sum rejects too.
 BAD_ARGUMENTS = {

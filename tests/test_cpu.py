@@ -18,9 +18,9 @@ import torch
 
 import warpreduce_torch as wr
 from warpreduce_torch import _C
+from warpreduce_torch.testing import VIEW_LAYOUTS, assert_sum_matches, random_tensor, random_view
 
-from conftest import DTYPES, assert_sum_matches, random_tensor
-from test_dims import make_view
+from .support import DTYPES
 
 
 def plan(x, dim):
@@ -93,8 +93,12 @@ def test_strided_rows_and_columns(dtype):
 
 @pytest.mark.parametrize("dtype", DTYPES, ids=str)
 def test_several_passes_and_the_copied_layout(dtype):
-    for shape, dim in [((5, 33, 7, 9), (0, 2)), ((4, 17, 300, 3), (0, 2, 3)),
-                       ((3, 1025, 2, 33), (1, 3)), ((300, 5, 70), (0, 2))]:
+    for shape, dim in [
+        ((5, 33, 7, 9), (0, 2)),
+        ((4, 17, 300, 3), (0, 2, 3)),
+        ((3, 1025, 2, 33), (1, 3)),
+        ((300, 5, 70), (0, 2)),
+    ]:
         x = random_tensor(shape, dtype, "cpu")
         assert len(plan(x, dim)["passes"]) >= 2
         assert_sum_matches(wr.sum(x, dim), x, dim)
@@ -105,10 +109,10 @@ def test_several_passes_and_the_copied_layout(dtype):
 
 
 @pytest.mark.parametrize("dtype", DTYPES, ids=str)
-@pytest.mark.parametrize("layout", ["contiguous", "transposed", "permuted", "sliced", "offset", "expanded"])
+@pytest.mark.parametrize("layout", VIEW_LAYOUTS)
 def test_layouts(dtype, layout):
     for shape in [(33, 1025), (31, 5, 67), (2, 3, 17, 65)]:
-        x = make_view(shape, layout, dtype, "cpu", seed=len(shape))
+        x = random_view(shape, layout, dtype, "cpu", seed=len(shape))
         for dim in [None, 0, -1, 1, (0, -1)]:
             assert_sum_matches(wr.sum(x, dim), x, dim)
 
@@ -121,7 +125,9 @@ def test_narrow_integers_at_their_extremes(dtype):
     """8- and 16-bit values add in 32-bit lanes a block at a time: the largest values over
     several blocks must not overflow them."""
     n = 5 * 2**16 + 3
-    for value in ([True] if dtype == torch.bool else [torch.iinfo(dtype).max, torch.iinfo(dtype).min]):
+    for value in (
+        [True] if dtype == torch.bool else [torch.iinfo(dtype).max, torch.iinfo(dtype).min]
+    ):
         x = torch.full((n,), value, dtype=dtype)
         assert wr.sum(x).item() == n * int(value)
         rows = x[: 5 * 2**16].view(5, 2**16)
@@ -145,8 +151,11 @@ def float_error(fn, x, dim, ref):
 
 
 @pytest.mark.parametrize("dtype", [torch.float32, torch.bfloat16, torch.float16], ids=str)
-@pytest.mark.parametrize("shape,dim", [((1 << 18,), 0), ((1024, 1024), 0), ((1024, 1024), 1),
-                                       ((64, 300, 64), (0, 2))], ids=str)
+@pytest.mark.parametrize(
+    "shape,dim",
+    [((1 << 18,), 0), ((1024, 1024), 0), ((1024, 1024), 1), ((64, 300, 64), (0, 2))],
+    ids=str,
+)
 def test_float_error_no_worse_than_torch_sum(dtype, shape, dim):
     """Mean error against a float64 sum over 20 inputs, at most torch.sum's, give or take
     half an ulp of the results (the rounding of the result itself)."""
@@ -184,7 +193,9 @@ THREAD_CASES = [
 ]
 
 
-@pytest.mark.parametrize("dtype", [torch.float32, torch.bfloat16, torch.float64, torch.int32], ids=str)
+@pytest.mark.parametrize(
+    "dtype", [torch.float32, torch.bfloat16, torch.float64, torch.int32], ids=str
+)
 @pytest.mark.parametrize("shape,dim", THREAD_CASES, ids=str)
 def test_same_bits_for_any_thread_count(restore_threads, dtype, shape, dim):
     x = random_tensor(shape, dtype, "cpu")
@@ -226,8 +237,11 @@ def cpu_flags():
         return set()
 
 
-ISA_FLAGS = {"default": set(), "avx2": {"avx2", "fma"},
-             "avx512": {"avx2", "fma", "avx512f", "avx512bw", "avx512vl", "avx512dq"}}
+ISA_FLAGS = {
+    "default": set(),
+    "avx2": {"avx2", "fma"},
+    "avx512": {"avx2", "fma", "avx512f", "avx512bw", "avx512vl", "avx512dq"},
+}
 
 
 @pytest.mark.parametrize("isa", list(ISA_FLAGS))
@@ -237,22 +251,30 @@ def test_each_instruction_set_build(isa):
     if isa != "default" and (platform.machine() != "x86_64" or not ISA_FLAGS[isa] <= cpu_flags()):
         pytest.skip(f"this processor has no {isa}")
     env = dict(os.environ, ATEN_CPU_CAPABILITY=isa, PYTHONPATH=os.pathsep.join(sys.path))
-    done = subprocess.run([sys.executable, "-c", ISA_CHECK], env=env, capture_output=True, text=True, timeout=300)
+    done = subprocess.run(
+        [sys.executable, "-c", ISA_CHECK], env=env, capture_output=True, text=True, timeout=300
+    )
     assert done.returncode == 0, done.stderr[-3000:]
     capability, status = done.stdout.split()[-2:]
     assert (capability, status) == (isa.upper(), "ok")
 
 
-@pytest.mark.skipif(platform.machine() != "x86_64" or shutil.which("objdump") is None,
-                    reason="needs x86-64 and objdump")
+@pytest.mark.skipif(
+    platform.machine() != "x86_64" or shutil.which("objdump") is None,
+    reason="needs x86-64 and objdump",
+)
 def test_only_the_isa_builds_use_avx():
     """Code shared by the builds (std::, c10:: and at:: helpers) must be compiled for the
     baseline x86-64 only, or a processor without AVX could crash in it: only functions
     whose names involve AVX2:: or AVX512:: (at::vec's and warpreduce::cpu's namespaces for
     those builds, so the function exists for that build alone) may hold an AVX instruction
     (VEX or EVEX: mnemonics v..., ymm, zmm or mask registers)."""
-    disassembly = subprocess.run(["objdump", "-d", "--no-show-raw-insn", "-C", _C.__file__],
-                                 capture_output=True, text=True, check=True).stdout
+    disassembly = subprocess.run(
+        ["objdump", "-d", "--no-show-raw-insn", "-C", _C.__file__],
+        capture_output=True,
+        text=True,
+        check=True,
+    ).stdout
     function, offenders = None, set()
     avx = re.compile(r"^\s*[0-9a-f]+:\s+(v(?!err|erw)\w+|.*%[yz]mm|.*%k[0-7])")
     for line in disassembly.splitlines():

@@ -7,30 +7,48 @@ import pytest
 import torch
 
 import warpreduce_torch as wr
-from conftest import (
-    DTYPES,
-    HAS_CUDA,
-    LAYOUTS,
-    assert_sum_matches,
-    layouts,
-    random_tensor,
-    requires_cuda,
-)
+from warpreduce_torch.testing import assert_sum_matches, layouts, random_tensor
+
+from .support import DTYPES, HAS_CUDA, LAYOUTS, requires_cuda
 
 pytestmark = requires_cuda
 
 KERNELS = wr.kernels("cuda") if HAS_CUDA else []
-STAGES = wr.kernels("cuda", "stage") if HAS_CUDA else []
 
 # 0, 1, around a warp, a block (256) and a two-element block (512), 2^k +- 1, primes,
 # and sizes that need two, three and four launches in the early stages.
-CUDA_SIZES = [0, 1, 2, 31, 33, 255, 257, 511, 513, 1025, 4099, 65535, 65537, 1_000_003,
-              (1 << 24) + 1, 1 << 26]
+CUDA_SIZES = [
+    0,
+    1,
+    2,
+    31,
+    33,
+    255,
+    257,
+    511,
+    513,
+    1025,
+    4099,
+    65535,
+    65537,
+    1_000_003,
+    (1 << 24) + 1,
+    1 << 26,
+]
 
 
-@functools.lru_cache(maxsize=64)
+# Every kernel sums the same inputs (kernel is the fastest-varying parameter), so a few
+# recent ones suffice; the cache is emptied after this module, inputs of up to 2^26
+# elements (512 MiB in float64) not held for the rest of the session.
+@functools.lru_cache(maxsize=4)
 def cached_input(shape, dtype):
     return random_tensor(shape, dtype, "cuda", seed=len(shape) + sum(shape))
+
+
+@pytest.fixture(scope="module", autouse=True)
+def free_cached_inputs():
+    yield
+    cached_input.cache_clear()
 
 
 @pytest.mark.parametrize("kernel", KERNELS)
@@ -73,7 +91,9 @@ def test_layouts(kernel, dtype, layout, dim):
     assert_sum_matches(wr.sum(x, dim, kernel=kernel), x, dim)
 
 
-@pytest.mark.parametrize("dtype", [torch.int8, torch.float16, torch.float32, torch.float64], ids=str)
+@pytest.mark.parametrize(
+    "dtype", [torch.int8, torch.float16, torch.float32, torch.float64], ids=str
+)
 def test_auto_head_and_tail(dtype):
     """Every alignment of the data pointer and every short length: the fast path's
     scalar head, 16-byte body and scalar tail."""
@@ -134,4 +154,3 @@ def test_on_the_tensors_device():
         pytest.skip("one GPU visible")
     x = random_tensor((1000,), torch.float32, "cuda:1")
     assert_sum_matches(wr.sum(x), x)
-

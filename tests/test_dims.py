@@ -11,8 +11,9 @@ import torch
 
 import warpreduce_torch as wr
 from warpreduce_torch import _C
+from warpreduce_torch.testing import VIEW_LAYOUTS, assert_sum_matches, random_tensor, random_view
 
-from conftest import DEVICES, DTYPES, HAS_CUDA, assert_sum_matches, random_tensor, requires_cuda
+from .support import DEVICES, DTYPES, HAS_CUDA, requires_cuda
 
 
 def passes(x, dim=None):
@@ -85,34 +86,7 @@ def test_sums_without_work_need_no_kernel():
 
 # --- results against torch.sum ---------------------------------------------------------
 
-LAYOUTS = ["contiguous", "transposed", "permuted", "sliced", "offset", "expanded"]
-
-
-def make_view(shape, layout, dtype, device, seed=0):
-    """A tensor of `shape` in `layout`: a view of a random base tensor."""
-    shape = tuple(shape)
-    if layout == "contiguous" or len(shape) == 0:
-        return random_tensor(shape, dtype, device, seed)
-    if layout == "transposed":  # the last two dims swapped (or a 1-D stride 1 view)
-        if len(shape) < 2:
-            return random_tensor(shape, dtype, device, seed)
-        base = random_tensor(shape[:-2] + (shape[-1], shape[-2]), dtype, device, seed)
-        return base.transpose(-1, -2)
-    if layout == "permuted":  # dims reversed
-        base = random_tensor(shape[::-1], dtype, device, seed)
-        return base.permute(*reversed(range(len(shape))))
-    if layout == "sliced":  # every other element of the first dim, a prefix of the last
-        big = (2 * shape[0],) + shape[1:-1] + (shape[-1] + 3,) if len(shape) > 1 else (2 * shape[0],)
-        base = random_tensor(big, dtype, device, seed)
-        view = base[::2]
-        return view[..., : shape[-1]] if len(shape) > 1 else view
-    if layout == "offset":  # the data pointer one element past a 16-byte boundary
-        base = random_tensor(shape[:-1] + (shape[-1] + 1,), dtype, device, seed)
-        return base[..., 1:]
-    if layout == "expanded":  # the first dim broadcast (stride 0)
-        base = random_tensor((1,) + shape[1:], dtype, device, seed)
-        return base.expand(shape)
-    raise ValueError(layout)
+LAYOUTS = VIEW_LAYOUTS
 
 
 def dim_choices(ndim):
@@ -124,8 +98,21 @@ def dim_choices(ndim):
     return singles + pairs + [tuple(range(ndim)), None]
 
 
-SHAPES = [(), (7,), (5, 7), (33, 1025), (1025, 33), (4099, 3), (3, 4099), (2, 1, 31, 4),
-          (8, 17, 3), (3, 5, 7, 11), (2, 3, 4, 5, 6), (4, 0, 3), (1, 1, 5)]
+SHAPES = [
+    (),
+    (7,),
+    (5, 7),
+    (33, 1025),
+    (1025, 33),
+    (4099, 3),
+    (3, 4099),
+    (2, 1, 31, 4),
+    (8, 17, 3),
+    (3, 5, 7, 11),
+    (2, 3, 4, 5, 6),
+    (4, 0, 3),
+    (1, 1, 5),
+]
 
 
 @pytest.mark.parametrize("device", DEVICES)
@@ -133,7 +120,7 @@ SHAPES = [(), (7,), (5, 7), (33, 1025), (1025, 33), (4099, 3), (3, 4099), (2, 1,
 @pytest.mark.parametrize("shape", SHAPES, ids=str)
 def test_layouts_and_dims(device, layout, shape):
     for dtype in (torch.float32, torch.int8):
-        x = make_view(shape, layout, dtype, device)
+        x = random_view(shape, layout, dtype, device)
         assert x.shape == shape
         for i, dim in enumerate(dim_choices(len(shape))):
             keepdim = i % 2 == 1
@@ -145,7 +132,7 @@ def test_layouts_and_dims(device, layout, shape):
 @pytest.mark.parametrize("layout", ["contiguous", "transposed", "sliced", "offset"])
 def test_every_dtype(device, dtype, layout):
     for shape in [(33, 1025), (3, 5, 7, 11), (1025, 9)]:
-        x = make_view(shape, layout, dtype, device)
+        x = random_view(shape, layout, dtype, device)
         for dim in [0, -1, 1, (0, 2) if len(shape) > 2 else (0, 1)]:
             assert_sum_matches(wr.sum(x, dim), x, dim)
 
@@ -217,7 +204,15 @@ def test_every_cuda_path(dtype, case):
 
 @requires_cuda
 @pytest.mark.parametrize("dtype", [torch.float32, torch.bfloat16, torch.float64], ids=str)
-@pytest.mark.parametrize("case", [c for c in BIG_CASES if c[0] in [(6, 100003), (2**18 + 1, 8), (2**16 + 3, 130), (32, 64, 28, 28)]], ids=str)
+@pytest.mark.parametrize(
+    "case",
+    [
+        c
+        for c in BIG_CASES
+        if c[0] in [(6, 100003), (2**18 + 1, 8), (2**16 + 3, 130), (32, 64, 28, 28)]
+    ],
+    ids=str,
+)
 def test_split_paths_are_bitwise_repeatable(dtype, case):
     x, dim = big_case(*case, dtype)
     first = wr.sum(x, dim)
@@ -231,7 +226,7 @@ def test_every_kernel_on_every_layout(kernel):
     """The staged kernels and CUB read rows: copied into row order where the geometry is
     not one pass of packed rows."""
     for layout, shape in itertools.product(LAYOUTS, [(33, 1025), (3, 5, 7, 11)]):
-        x = make_view(shape, layout, torch.float32, "cuda")
+        x = random_view(shape, layout, torch.float32, "cuda")
         for dim in [0, -1, (0, 2) if len(shape) > 2 else (0, 1), None]:
             assert_sum_matches(wr.sum(x, dim, kernel=kernel), x, dim)
 

@@ -19,7 +19,7 @@ import torch.distributed as dist
 import torch.multiprocessing as mp
 
 import warpreduce_torch as wr
-from conftest import random_tensor, reduced_length
+from warpreduce_torch.testing import random_tensor, reduced_length
 
 pytestmark = pytest.mark.skipif(
     not dist.is_available(), reason="this torch build has no torch.distributed"
@@ -215,8 +215,7 @@ def check_case(mesh, shape, placements, dtype, dim, keepdim, sum_dtype, kernel, 
     # dim, keepdim, dtype= and kernel= reached each rank's local call unchanged: its
     # local result is the plain op on its own shard (where nothing was gathered first).
     gathered_first = any(
-        isinstance(p, Partial) and isinstance(w, Replicate)
-        for p, w in zip(source.placements, want)
+        isinstance(p, Partial) and isinstance(w, Replicate) for p, w in zip(source.placements, want)
     )
     if not gathered_first:
         local = wr.sum(source.to_local(), dim, keepdim, dtype=sum_dtype, kernel=kernel)
@@ -227,12 +226,24 @@ def check_case(mesh, shape, placements, dtype, dim, keepdim, sum_dtype, kernel, 
 # the mesh (empty shards), an empty tensor, 1-D and 0-d.
 MAIN_SHAPE = (7, 5)
 OTHER_SHAPES = [(3, 5, 6), (11,), (1, 6), (0, 4), ()]
-DTYPES = [torch.float32, torch.float64, torch.bfloat16, torch.int64, torch.int32, torch.int8,
-          torch.bool]
+DTYPES = [
+    torch.float32,
+    torch.float64,
+    torch.bfloat16,
+    torch.int64,
+    torch.int32,
+    torch.int8,
+    torch.bool,
+]
 FEW_DTYPES = [torch.float32, torch.bfloat16, torch.int8]
 # dtype= casts first: widening, narrowing, float to int, int to float.
-CASTS = [(torch.float32, torch.float64), (torch.bfloat16, torch.float32),
-         (torch.int8, torch.float64), (torch.float32, torch.int32), (torch.int32, torch.int64)]
+CASTS = [
+    (torch.float32, torch.float64),
+    (torch.bfloat16, torch.float32),
+    (torch.int8, torch.float64),
+    (torch.float32, torch.int32),
+    (torch.int32, torch.int64),
+]
 
 
 def dims_for(ndim):
@@ -298,8 +309,20 @@ def check_sums_match_torch_sum(device):
             f"mesh {tuple(mesh.shape)} shape {shape} {placements} {dtype} dim={dim} "
             f"keepdim={keepdim} dtype={sum_dtype} kernel={kernel}"
         )
-        failures.run(name, check_case, mesh, shape, placements, dtype, dim, keepdim,
-                     sum_dtype, kernel, i, i % 2 == 1)
+        failures.run(
+            name,
+            check_case,
+            mesh,
+            shape,
+            placements,
+            dtype,
+            dim,
+            keepdim,
+            sum_dtype,
+            kernel,
+            i,
+            i % 2 == 1,
+        )
     failures.raise_if_any(len(cases))
 
 
@@ -372,8 +395,15 @@ def check_autograd_compile_repeatable(device):
         for dim, keepdim in ((0, False), (1, True), (None, False), ((0, 1), True)):
             for dtype in (torch.float32, torch.bfloat16):
                 total += 1
-                failures.run(f"gradient {placements} dim={dim} keepdim={keepdim} {dtype}",
-                             check_gradient, mesh, placements, dim, keepdim, dtype)
+                failures.run(
+                    f"gradient {placements} dim={dim} keepdim={keepdim} {dtype}",
+                    check_gradient,
+                    mesh,
+                    placements,
+                    dim,
+                    keepdim,
+                    dtype,
+                )
     total += 1
     failures.run("compile", check_compiled, mesh)
     total += 1
@@ -415,13 +445,16 @@ def check_bad_input(device):
     cases = {
         "a tensor dim that does not exist": lambda s: s(source, 2),
         "a repeated dim": lambda s: s(source, (0, 0)),
-        "placements for a mesh dim that does not exist":
-            lambda s: s(distribute_tensor(x, mesh, [Shard(0), Shard(1)])),
-        "a shard of a tensor dim that does not exist":
-            lambda s: s(DTensor.from_local(x, mesh, [Shard(2)])),
+        "placements for a mesh dim that does not exist": lambda s: s(
+            distribute_tensor(x, mesh, [Shard(0), Shard(1)])
+        ),
+        "a shard of a tensor dim that does not exist": lambda s: s(
+            DTensor.from_local(x, mesh, [Shard(2)])
+        ),
         "the result mixed with a plain tensor": lambda s: s(source, 0) + plain,
-        "the result redistributed to a dim that does not exist":
-            lambda s: s(source, 0).redistribute(mesh, [Shard(1)]),
+        "the result redistributed to a dim that does not exist": lambda s: s(
+            source, 0
+        ).redistribute(mesh, [Shard(1)]),
     }
     for name, call in cases.items():
         match = "mixed torch.Tensor and DTensor" if "mixed" in name else None

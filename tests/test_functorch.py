@@ -7,7 +7,9 @@ import torch
 from torch.func import grad, hessian, jacfwd, jacrev, jvp, vjp, vmap
 
 import warpreduce_torch as wr
-from conftest import DEVICES, DTYPES, assert_sum_matches, random_tensor
+from warpreduce_torch.testing import assert_sum_matches, random_tensor
+
+from .support import DEVICES, DTYPES
 
 
 @pytest.fixture(autouse=True)

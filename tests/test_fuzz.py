@@ -18,7 +18,9 @@ import pytest
 import torch
 
 import warpreduce_torch as wr
-from conftest import DEVICES, DTYPES, HAS_CUDA, assert_sum_matches, random_tensor, requires_cuda
+from warpreduce_torch.testing import assert_sum_matches, random_tensor
+
+from .support import DEVICES, DTYPES, HAS_CUDA, requires_cuda
 
 hypothesis = pytest.importorskip("hypothesis")
 from hypothesis import HealthCheck, given, settings  # noqa: E402
@@ -123,8 +125,21 @@ def draw_view(draw, x):
 
 
 def draw_dim(draw, r):
-    kind = draw(st.sampled_from(["none", "empty", "one", "one", "several", "several", "list",
-                                 "out_of_range", "repeated"]))
+    kind = draw(
+        st.sampled_from(
+            [
+                "none",
+                "empty",
+                "one",
+                "one",
+                "several",
+                "several",
+                "list",
+                "out_of_range",
+                "repeated",
+            ]
+        )
+    )
     if kind == "none":
         return None
     if kind == "empty":
@@ -195,8 +210,9 @@ REGRESSIONS = [
     # A diagonal (strides added) of a broadcast (stride 0), over every dim.
     Case((5, 6), torch.int16, (("broadcast", (1, 3)), ("diagonal", (1, 0, 2))), dim=None),
     # A broadcast to size 0 among kept dims; dtype= to a float.
-    Case((4, 3), torch.uint8, (("broadcast", (0, 0)),), dim=2, keepdim=True,
-         out_dtype=torch.float16),
+    Case(
+        (4, 3), torch.uint8, (("broadcast", (0, 0)),), dim=2, keepdim=True, out_dtype=torch.float16
+    ),
     # Rank 6 after an unfold, summed over a non-adjacent negative tuple.
     Case((3, 2, 4, 2, 5), torch.bfloat16, (("unfold", (4, 2, 1)),), dim=(-1, 1, -4)),
 ]

@@ -5,7 +5,9 @@ import pytest
 import torch
 
 import warpreduce_torch as wr
-from conftest import DEVICES, HAS_CUDA, assert_sum_matches, random_tensor
+from warpreduce_torch.testing import assert_sum_matches, random_tensor
+
+from .support import DEVICES, HAS_CUDA
 
 OPCHECK_CASES = [
     ((17, 33), {}),
@@ -113,11 +115,12 @@ def test_binding_and_torch_ops_agree(device, dim, keepdim):
     assert torch.equal(got, expected) and got.shape == expected.shape
 
 
-def test_binding_rejects_what_torch_sum_rejects():
+@pytest.mark.parametrize("args", [([1.0, 2.0],), (torch.ones(3), 0.5)], ids=["list", "float_dim"])
+def test_binding_rejects_what_torch_sum_rejects(args):
     with pytest.raises(TypeError):
-        wr.sum([1.0, 2.0])
+        torch.sum(*args)
     with pytest.raises(TypeError):
-        wr.sum(torch.ones(3), 0.5)
+        wr.sum(*args)
 
 
 class LoggingTensor(torch.Tensor):
@@ -168,7 +171,7 @@ def test_dispatch_modes_see_the_kernels_op(device):
     assert_sum_matches(out, x)
 
 
-class RowSum(torch.nn.Module):
+class RowMean(torch.nn.Module):
     """The README's example: the op inside a model."""
 
     def forward(self, x):
@@ -177,7 +180,7 @@ class RowSum(torch.nn.Module):
 
 @pytest.mark.parametrize("device", DEVICES)
 def test_in_a_module(device):
-    model = torch.nn.Sequential(torch.nn.Linear(8, 16), RowSum()).to(device)
+    model = torch.nn.Sequential(torch.nn.Linear(8, 16), RowMean()).to(device)
     x = random_tensor((4, 8), torch.float32, device)
     out = model(x)
     out.sum().backward()
@@ -186,6 +189,14 @@ def test_in_a_module(device):
     assert model[0].weight.grad is not None
 
 
-def test_cuda_visibility_matches_kernels_list():
-    # A CUDA build lists the CUDA kernels even with no GPU; a CPU-only build lists none.
-    assert HAS_CUDA <= bool(wr.kernels("cuda"))
+def test_cuda_kernels_are_listed_exactly_when_the_cuda_part_was_built():
+    # A CUDA build lists its kernels even with no GPU (the stages in order, auto, cub); a
+    # CPU-only build lists none. _build_info records which build this is.
+    from warpreduce_torch import _build_info
+
+    cuda = wr.kernels("cuda")
+    if _build_info.CUDA_VERSION is None:
+        assert cuda == [] and not HAS_CUDA
+    else:
+        assert len(wr.kernels("cuda", "stage")) == 8
+        assert cuda == wr.kernels("cuda", "stage") + ["auto", "cub"]

@@ -30,8 +30,9 @@ def run_python(python, code, cwd, check=True, this_package=False):
     `import warpreduce_torch` finds the installed package, or with `this_package`, the
     one these tests imported."""
     env = {**os.environ, "PYTHONPATH": PACKAGE_PARENT} if this_package else None
-    result = subprocess.run([str(python), "-c", code], cwd=cwd, env=env, capture_output=True,
-                            text=True)
+    result = subprocess.run(
+        [str(python), "-c", code], cwd=cwd, env=env, capture_output=True, text=True
+    )
     if check and result.returncode != 0:
         pytest.fail(f"{python} -c ... failed:\n{result.stdout}\n{result.stderr[-3000:]}")
     return result
@@ -44,7 +45,9 @@ def test_import_under_another_torch_names_both_versions(tmp_path):
     result = run_python(
         sys.executable,
         "import torch; torch.__version__ = '2.0.0+cpu'; import warpreduce_torch",
-        cwd=tmp_path, check=False, this_package=True,
+        cwd=tmp_path,
+        check=False,
+        this_package=True,
     )
     message = result.stderr.strip().splitlines()[-1]
     assert message.startswith("ImportError: warpreduce_torch was built against torch")
@@ -78,9 +81,19 @@ def dists(tmp_path_factory):
     # requirements (its CUDA libraries' exact versions) are met, which fails for a torch
     # installed without them or built from source, and is not what is under test.
     result = subprocess.run(
-        [sys.executable, "-m", "build", "--no-isolation", "--skip-dependency-check",
-         "--outdir", str(out), str(REPO)],
-        env=env, capture_output=True, text=True,
+        [
+            sys.executable,
+            "-m",
+            "build",
+            "--no-isolation",
+            "--skip-dependency-check",
+            "--outdir",
+            str(out),
+            str(REPO),
+        ],
+        env=env,
+        capture_output=True,
+        text=True,
     )
     if result.returncode != 0:
         pytest.fail(f"python -m build failed:\n{result.stdout[-5000:]}\n{result.stderr[-5000:]}")
@@ -91,24 +104,35 @@ def dists(tmp_path_factory):
 
 def sdist_files(sdist):
     with tarfile.open(sdist) as tar:
-        return {pathlib.PurePosixPath(name).relative_to(name.split("/")[0]).as_posix()
-                for name in tar.getnames() if "/" in name}
+        return {
+            pathlib.PurePosixPath(name).relative_to(name.split("/")[0]).as_posix()
+            for name in tar.getnames()
+            if "/" in name
+        }
 
 
 def test_sdist_carries_every_source_and_no_build_product(dists):
     sdist, _ = dists
     files = sdist_files(sdist)
-    sources = [p for d in ("csrc", "tests", "warpreduce_torch") for p in (REPO / d).rglob("*")
-               if p.is_file() and p.suffix in {".h", ".cuh", ".cpp", ".cu", ".py"}]
-    expected = {p.relative_to(REPO).as_posix() for p in sources} - {"warpreduce_torch/_build_info.py"}
+    sources = [
+        p
+        for d in ("csrc", "tests", "warpreduce_torch")
+        for p in (REPO / d).rglob("*")
+        if p.is_file() and p.suffix in {".h", ".cuh", ".cpp", ".cu", ".py"}
+    ]
+    expected = {p.relative_to(REPO).as_posix() for p in sources} - {
+        "warpreduce_torch/_build_info.py"
+    }
     assert expected - files == set()
-    assert "tests/conftest.py" in files and "csrc/plan.h" in files
+    assert "tests/support.py" in files and "csrc/plan.h" in files
     assert not any(f.endswith(".so") or f.endswith("_build_info.py") for f in files)
 
 
 def metadata(text):
     """The Requires-Dist and Provides-Extra lines of a wheel's METADATA."""
-    return [line for line in text.splitlines() if line.startswith(("Requires-Dist:", "Provides-Extra:"))]
+    return [
+        line for line in text.splitlines() if line.startswith(("Requires-Dist:", "Provides-Extra:"))
+    ]
 
 
 def test_sdist_sets_a_torch_floor_not_a_pin(dists):
@@ -116,12 +140,18 @@ def test_sdist_sets_a_torch_floor_not_a_pin(dists):
     # PKG-INFO's headers list requirements with recent setuptools (its body is the
     # README); the egg-info's requires.txt always does (extras after a "[name]" line).
     with tarfile.open(sdist) as tar:
-        texts = [tar.extractfile(m).read().decode() for m in tar.getmembers()
-                 if m.name.endswith(("/PKG-INFO", ".egg-info/requires.txt"))]
+        texts = [
+            tar.extractfile(m).read().decode()
+            for m in tar.getmembers()
+            if m.name.endswith(("/PKG-INFO", ".egg-info/requires.txt"))
+        ]
     heads = [text.split("\n\n")[0].split("\n[")[0] for text in texts]
-    torch_requirements = {line.removeprefix("Requires-Dist: ") for head in heads
-                          for line in head.splitlines()
-                          if line.startswith(("torch", "Requires-Dist: torch"))}
+    torch_requirements = {
+        line.removeprefix("Requires-Dist: ")
+        for head in heads
+        for line in head.splitlines()
+        if line.startswith(("torch", "Requires-Dist: torch"))
+    }
     assert torch_requirements == {"torch>=2.6"}
 
 
@@ -150,20 +180,33 @@ def venv_with_wheel(dists, tmp_path_factory):
     but not their .pth files, so not the editable install of this checkout."""
     _, wheel = dists
     venv = tmp_path_factory.mktemp("venv")
-    created = subprocess.run([sys.executable, "-m", "venv", "--without-pip", str(venv)],
-                             capture_output=True, text=True)
+    created = subprocess.run(
+        [sys.executable, "-m", "venv", "--without-pip", str(venv)], capture_output=True, text=True
+    )
     if created.returncode != 0:
         pytest.skip(f"cannot make a virtual environment here: {created.stderr.strip()[-300:]}")
     python = venv / "bin" / "python"
     site = run_python(python, "import sysconfig; print(sysconfig.get_paths()['purelib'])", venv)
     outer = [p for p in sys.path if p.endswith(("site-packages", "dist-packages"))]
-    (pathlib.Path(site.stdout.strip()) / "outer_environment.pth").write_text("\n".join(outer) + "\n")
+    (pathlib.Path(site.stdout.strip()) / "outer_environment.pth").write_text(
+        "\n".join(outer) + "\n"
+    )
     # --no-deps: torch is there, and the pin is checked above; pip would also check
     # torch's own requirements, which a torch installed without them does not meet.
     install = subprocess.run(
-        [str(python), "-m", "pip", "install", "--no-deps", "--no-index", "--no-cache-dir",
-         str(wheel)],
-        cwd=venv, capture_output=True, text=True,
+        [
+            str(python),
+            "-m",
+            "pip",
+            "install",
+            "--no-deps",
+            "--no-index",
+            "--no-cache-dir",
+            str(wheel),
+        ],
+        cwd=venv,
+        capture_output=True,
+        text=True,
     )
     if install.returncode != 0:
         pytest.fail(f"pip install of the wheel failed:\n{install.stdout}\n{install.stderr}")
@@ -172,13 +215,17 @@ def venv_with_wheel(dists, tmp_path_factory):
 
 def test_wheel_installs_into_a_clean_venv_and_sums(venv_with_wheel):
     venv, python, site = venv_with_wheel
-    result = run_python(python, (
-        "import torch, warpreduce_torch as wr\n"
-        "print(wr.__file__)\n"
-        "x = torch.randn(1000, 7, dtype=torch.float64)\n"
-        "assert torch.allclose(wr.sum(x, 1), x.sum(1))\n"
-        "assert wr.kernels('cpu') == ['auto']\n"
-    ), cwd=venv)
+    result = run_python(
+        python,
+        (
+            "import torch, warpreduce_torch as wr\n"
+            "print(wr.__file__)\n"
+            "x = torch.randn(1000, 7, dtype=torch.float64)\n"
+            "assert torch.allclose(wr.sum(x, 1), x.sum(1))\n"
+            "assert wr.kernels('cpu') == ['auto']\n"
+        ),
+        cwd=venv,
+    )
     assert pathlib.Path(result.stdout.strip()).is_relative_to(site)
 
 
@@ -201,13 +248,22 @@ def test_installed_wheel_refuses_another_torch(venv_with_wheel):
 
 
 def test_benchmark_names_its_extra_before_measuring(tmp_path):
-    # matplotlib made unimportable, as for a plain `pip install .` without [bench].
-    result = run_python(sys.executable, (
-        "import sys, runpy\n"
-        "sys.modules['matplotlib'] = None\n"
-        "sys.argv = ['bench', '--sizes', '10', '--out', 'results']\n"
-        "runpy.run_module('warpreduce_torch.bench', run_name='__main__')\n"
-    ), cwd=tmp_path, check=False, this_package=True)
+    # matplotlib made unimportable, as for a plain `pip install .` without [bench], on a
+    # machine taken for one with a GPU (without one the main job is the CPU comparison,
+    # which needs no extra): it must stop before it touches the GPU.
+    result = run_python(
+        sys.executable,
+        (
+            "import sys, runpy, torch\n"
+            "sys.modules['matplotlib'] = None\n"
+            "torch.cuda.is_available = lambda: True\n"
+            "sys.argv = ['bench', '--sizes', '10', '--out', 'results']\n"
+            "runpy.run_module('warpreduce_torch.bench', run_name='__main__')\n"
+        ),
+        cwd=tmp_path,
+        check=False,
+        this_package=True,
+    )
     assert result.returncode != 0
     assert "warpreduce_torch[bench]" in result.stderr and "matplotlib" in result.stderr
     assert "Device:" not in result.stdout  # it stopped before measuring anything

@@ -14,7 +14,9 @@ import pytest
 import torch
 
 import warpreduce_torch as wr
-from conftest import DEVICES, DTYPES, HAS_CUDA, assert_sum_matches, random_tensor, requires_cuda
+from warpreduce_torch.testing import assert_sum_matches, random_tensor
+
+from .support import DEVICES, DTYPES, HAS_CUDA, requires_cuda
 
 ROOT = pathlib.Path(__file__).resolve().parent.parent
 STRESS = ROOT / "benchmarks" / "stress.py"
@@ -48,8 +50,14 @@ def test_sum_over_an_empty_dim_is_zeros(device, dtype, shape, dim, keepdim):
 @pytest.mark.parametrize("device", DEVICES)
 @pytest.mark.parametrize(
     "source,dtype",
-    [(torch.float16, torch.float32), (torch.int8, torch.float64), (torch.float32, torch.int16),
-     (torch.bool, torch.bool), (torch.bfloat16, torch.bfloat16), (torch.int32, torch.int64)],
+    [
+        (torch.float16, torch.float32),
+        (torch.int8, torch.float64),
+        (torch.float32, torch.int16),
+        (torch.bool, torch.bool),
+        (torch.bfloat16, torch.bfloat16),
+        (torch.int32, torch.int64),
+    ],
     ids=str,
 )
 def test_sum_over_an_empty_dim_with_dtype(device, source, dtype):
@@ -169,8 +177,9 @@ NEGATIVE_ZERO_CASES = [  # (shape, dim): one element to add
 
 
 @pytest.mark.parametrize("device", DEVICES)
-@pytest.mark.parametrize("dtype", [torch.float32, torch.float64, torch.float16, torch.bfloat16],
-                         ids=str)
+@pytest.mark.parametrize(
+    "dtype", [torch.float32, torch.float64, torch.float16, torch.bfloat16], ids=str
+)
 @pytest.mark.parametrize("shape,dim", NEGATIVE_ZERO_CASES, ids=str)
 def test_one_element_sum_of_negative_zero_is_positive_zero(device, dtype, shape, dim):
     """torch.sum adds from 0, and 0.0 + -0.0 is +0.0: the sign shows in 1 / result."""
@@ -232,8 +241,13 @@ def run_stress(*args, timeout=180):
     env = dict(os.environ)
     package_root = str(pathlib.Path(wr.__file__).resolve().parent.parent)
     env["PYTHONPATH"] = os.pathsep.join(filter(None, [package_root, env.get("PYTHONPATH")]))
-    proc = subprocess.run([sys.executable, str(STRESS), *map(str, args)], env=env,
-                          capture_output=True, text=True, timeout=timeout)
+    proc = subprocess.run(
+        [sys.executable, str(STRESS), *map(str, args)],
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=timeout,
+    )
     output = proc.stdout + proc.stderr
     if proc.returncode == 0 and output.startswith("SKIP:"):
         pytest.skip(output.strip())

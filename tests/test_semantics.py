@@ -6,15 +6,9 @@ import pytest
 import torch
 
 import warpreduce_torch as wr
-from conftest import (
-    DEVICES,
-    DTYPES,
-    LAYOUTS,
-    SIZES,
-    assert_sum_matches,
-    layouts,
-    random_tensor,
-)
+from warpreduce_torch.testing import assert_sum_matches, layouts, random_tensor
+
+from .support import DEVICES, DTYPES, LAYOUTS, SIZES
 
 
 @pytest.mark.parametrize("device", DEVICES)
@@ -93,7 +87,9 @@ def test_dtype_argument(device, source, dtype, dim):
 
 
 @pytest.mark.parametrize("device", DEVICES)
-@pytest.mark.parametrize("dtype", [torch.float32, torch.float16, torch.bfloat16, torch.float64], ids=str)
+@pytest.mark.parametrize(
+    "dtype", [torch.float32, torch.float16, torch.bfloat16, torch.float64], ids=str
+)
 @pytest.mark.parametrize(
     "special", [[float("nan")], [float("inf")], [float("-inf")], [float("inf"), float("-inf")]]
 )

@@ -104,9 +104,7 @@ def _register():
                 OpSpec(
                     output_specs=DTensorSpec(spec.mesh, tuple(output_placements)),
                     input_specs=(required_input,),
-                    redistribute_cost=[
-                        generate_redistribute_costs(input_strategy, required_input)
-                    ],
+                    redistribute_cost=[generate_redistribute_costs(input_strategy, required_input)],
                 )
             )
         return OpStrategy(strategies)

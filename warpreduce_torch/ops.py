@@ -10,11 +10,13 @@ from torch.compiler import is_compiling
 
 from . import _C
 
-_sum = torch.ops.warpreduce.sum.default
-_sum_kernels = torch.ops.warpreduce._sum.default
+# warpreduce::sum, the public op, and warpreduce::_sum, the op it forwards to, which
+# carries the kernels (csrc/ops.cpp says why there are two).
+_sum_op = torch.ops.warpreduce.sum.default
+_sum_kernels_op = torch.ops.warpreduce._sum.default
 
 
-def sum(input, dim=None, keepdim=False, *, dtype=None, kernel="auto"):  # noqa: A001
+def sum(input, dim=None, keepdim=False, *, dtype=None, kernel="auto"):
     """torch.sum(input, dim, keepdim, dtype=dtype), computed by the kernel `kernel`.
 
     `kernel` is one of ``kernels(input.device)``: "auto" (the default, the fastest) on
@@ -28,7 +30,7 @@ def sum(input, dim=None, keepdim=False, *, dtype=None, kernel="auto"):  # noqa: 
         if dtype is None and kernel == "auto":
             return _C.sum(input, dim, keepdim)  # keywords cost ~0.2 us a call to pass on
         return _C.sum(input, dim, keepdim, dtype=dtype, kernel=kernel)
-    return _sum(input, dim, keepdim, dtype=dtype, kernel=kernel)
+    return _sum_op(input, dim, keepdim, dtype=dtype, kernel=kernel)
 
 
 def kernels(device="cuda", role=None):
@@ -72,7 +74,7 @@ def _(info, in_dims, self, dim, keepdim, dtype, kernel_name):
         dims = list(range(1, sample_ndim + 1))
     else:
         dims = [d + 1 for d in _sample_dims(dim, sample_ndim)]
-    return _sum_kernels(batched, dims, keepdim, dtype, kernel_name), 0
+    return _sum_kernels_op(batched, dims, keepdim, dtype, kernel_name), 0
 
 
 def _sample_dims(dims, ndim):

@@ -16,7 +16,6 @@ CPU kernel with torch.sum on the CPU instead (warpreduce_torch.bench.cpu).
 """
 
 import argparse
-import csv
 import datetime
 import json
 import math
@@ -27,14 +26,13 @@ import torch
 import torch.utils.benchmark as benchmark
 
 import warpreduce_torch as wr
-from warpreduce_torch import _C
 
 from . import cpu, dims, stages
-from .timing import DTYPES, Device, implementation, rotating_inputs, side_by_side
+from .timing import DTYPES, Device, implementation, rotating_inputs, side_by_side, write_csv
 
 
 def parse_sizes(text):
-    """"10-28" or "10,16,20": log2 sizes."""
+    """ "10-28" or "10,16,20": log2 sizes."""
     if "-" in text:
         lo, hi = text.split("-")
         return list(range(int(lo), int(hi) + 1))
@@ -55,7 +53,7 @@ def check_bench_extra():
         raise SystemExit(
             f"python -m warpreduce_torch.bench needs {' and '.join(missing)}, which the "
             "package's 'bench' extra installs: pip install \"warpreduce_torch[bench]\" "
-            "(from a source checkout: pip install --no-build-isolation -e \".[bench]\", or "
+            '(from a source checkout: pip install --no-build-isolation -e ".[bench]", or '
             "pip install -r requirements.txt)."
         )
 
@@ -79,17 +77,22 @@ def run(args):
     on_gpu = torch.cuda.is_available()
     device = Device.current()
     where = "cuda" if on_gpu else "cpu"
-    impls = ["torch.sum"] + [k for k in args.kernels
-                             if k in wr.kernels(where) or (k == "torch.compile" and on_gpu)]
+    impls = ["torch.sum"] + [
+        k for k in args.kernels if k in wr.kernels(where) or (k == "torch.compile" and on_gpu)
+    ]
     if args.stages and on_gpu:
         impls += [k for k in wr.kernels("cuda", "stage") if k not in impls]
     sizes = parse_sizes(args.sizes or ("10-28" if on_gpu else "10-24"))
     print(f"Device: {device.describe()}")
     if not on_gpu:
-        print("No GPU found: comparing warpreduce_torch's CPU kernel with torch.sum on the CPU "
-              "(wall time per call).")
-    print(f"torch {torch.__version__}, {datetime.datetime.now():%Y-%m-%d %H:%M}, "
-          f"implementations: {', '.join(impls)}\n")
+        print(
+            "No GPU found: comparing warpreduce_torch's CPU kernel with torch.sum on the CPU "
+            "(wall time per call)."
+        )
+    print(
+        f"torch {torch.__version__}, {datetime.datetime.now():%Y-%m-%d %H:%M}, "
+        f"implementations: {', '.join(impls)}\n"
+    )
 
     rows, wall = [], []
     bar = progress(len(args.dtypes) * len(sizes) * len(impls))  # advanced a size at a time
@@ -106,15 +109,22 @@ def run(args):
                 wall.append(m)
                 seconds = gpu_seconds if on_gpu else m.median
                 gbps = n * dtype.itemsize / seconds / 1e9
-                rows.append({
-                    "dtype": dtype_name, "log2_n": log2, "n": n, "impl": name,
-                    "gpu_us": seconds * 1e6 if on_gpu else "",
-                    "wall_us": m.median * 1e6,
-                    "gbps": gbps,
-                    "peak_pct": 100 * gbps / device.peak_gbps if on_gpu else "",
-                    "rel_error": 0.0 if reference is None
-                    else abs(fns[name](inputs[0]).double().item() - reference[0]) / reference[1],
-                })
+                rows.append(
+                    {
+                        "dtype": dtype_name,
+                        "log2_n": log2,
+                        "n": n,
+                        "impl": name,
+                        "gpu_us": seconds * 1e6 if on_gpu else "",
+                        "wall_us": m.median * 1e6,
+                        "gbps": gbps,
+                        "peak_pct": 100 * gbps / device.peak_gbps if on_gpu else "",
+                        "rel_error": 0.0
+                        if reference is None
+                        else abs(fns[name](inputs[0]).double().item() - reference[0])
+                        / reference[1],
+                    }
+                )
             bar.update(len(impls))
             del inputs
             if on_gpu:
@@ -130,8 +140,12 @@ def gpu_compare(rows):
         if r["gpu_us"] == "":
             continue
         spec = benchmark.utils.common.TaskSpec(
-            stmt="sum(x)", setup="", label=f"{r['dtype']}: GPU time per call (us)",
-            sub_label=f"2^{r['log2_n']}", description=r["impl"])
+            stmt="sum(x)",
+            setup="",
+            label=f"{r['dtype']}: GPU time per call (us)",
+            sub_label=f"2^{r['log2_n']}",
+            description=r["impl"],
+        )
         out.append(benchmark.Measurement(1, [r["gpu_us"] / 1e6], spec))
     return out
 
@@ -146,27 +160,12 @@ def throughput_table(rows, impls, device):
         for log2 in dict.fromkeys(r["log2_n"] for r in rows):
             cells = []
             for name in impls:
-                r = next(r for r in rows if (r["dtype"], r["log2_n"], r["impl"]) == (dtype, log2, name))
+                r = next(
+                    r for r in rows if (r["dtype"], r["log2_n"], r["impl"]) == (dtype, log2, name)
+                )
                 pct = f" ({r['peak_pct']:.0f}%)" if r["peak_pct"] != "" else ""
                 cells.append(f"{r['gbps']:.0f}{pct}".rjust(22))
             lines.append(f"2^{log2:<4} " + "".join(cells))
-    return "\n".join(lines)
-
-
-def host_overhead(device_name, min_run_time):
-    """Wall time of the smallest call, through each Python entry point: what the Python
-    layer adds (the kernel itself is a few microseconds at most)."""
-    x = torch.randn(1024, device=device_name)
-    ops = {
-        "torch.sum(x)": torch.sum,
-        "warpreduce_torch.sum(x)": wr.sum,
-        "warpreduce_torch._C.sum(x)": _C.sum,
-        "torch.ops.warpreduce.sum(x)": torch.ops.warpreduce.sum,
-    }
-    timed = side_by_side(ops, [x], "host overhead", "2^10", min_run_time)
-    lines = ["\nHost overhead, 2^10 float32 (wall time per call, median):"]
-    for label, (m, _) in timed.items():
-        lines.append(f"  {label:32s} {m.median * 1e6:7.2f} us")
     return "\n".join(lines)
 
 
@@ -174,13 +173,22 @@ def write_device_json(path, device, argv):
     """The device, torch and command of a run, as strict JSON: an unknown number (the
     peak of a CPU or of a GPU that does not report its memory clock) is null, not the
     NaN that strict parsers reject."""
-    fields = {k: None if isinstance(v, float) and not math.isfinite(v) else v
-              for k, v in device.__dict__.items()}
-    path.write_text(json.dumps({
-        **fields, "torch": torch.__version__,
-        "date": datetime.datetime.now().isoformat(timespec="minutes"),
-        "command": " ".join(["python -m warpreduce_torch.bench"] + list(argv)),
-    }, indent=2, allow_nan=False))
+    fields = {
+        k: None if isinstance(v, float) and not math.isfinite(v) else v
+        for k, v in device.__dict__.items()
+    }
+    path.write_text(
+        json.dumps(
+            {
+                **fields,
+                "torch": torch.__version__,
+                "date": datetime.datetime.now().isoformat(timespec="minutes"),
+                "command": " ".join(["python -m warpreduce_torch.bench"] + list(argv)),
+            },
+            indent=2,
+            allow_nan=False,
+        )
+    )
 
 
 def plot(rows, impls, device, path):
@@ -194,11 +202,21 @@ def plot(rows, impls, device, path):
     for ax, dtype in zip(axes[0], dtypes):
         for name in impls:
             pts = [(r["n"], r["gbps"]) for r in rows if r["dtype"] == dtype and r["impl"] == name]
-            ax.plot(*zip(*pts), marker="o", markersize=3, label=name,
-                    linewidth=2.2 if name == "auto" else 1.2)
+            ax.plot(
+                *zip(*pts),
+                marker="o",
+                markersize=3,
+                label=name,
+                linewidth=2.2 if name == "auto" else 1.2,
+            )
         if not math.isnan(device.peak_gbps):
-            ax.axhline(device.peak_gbps, color="black", linestyle="--", linewidth=1,
-                       label=f"peak {device.peak_gbps:.0f} GB/s")
+            ax.axhline(
+                device.peak_gbps,
+                color="black",
+                linestyle="--",
+                linewidth=1,
+                label=f"peak {device.peak_gbps:.0f} GB/s",
+            )
         ax.set_xscale("log", base=2)
         ax.set_xlabel("elements")
         ax.set_ylabel("GB/s of input")
@@ -213,10 +231,13 @@ def run_dims(args, argv):
     if not torch.cuda.is_available():
         print("No GPU found: the dim-reduction comparison needs a CUDA device.")
         return 0
+    check_bench_extra()
     device = Device.current()
     cases = [c for c in dims.anchor_cases() + dims.model_cases() if args.dims_filter in c.name]
     print(f"Device: {device.describe()}")
-    print(f"torch {torch.__version__}, {datetime.datetime.now():%Y-%m-%d %H:%M}, {len(cases)} cases\n")
+    print(
+        f"torch {torch.__version__}, {datetime.datetime.now():%Y-%m-%d %H:%M}, {len(cases)} cases\n"
+    )
     bar = progress(len(cases))
     rows = dims.run(cases, bar)
     bar.close()
@@ -225,7 +246,7 @@ def run_dims(args, argv):
     print(dims.summary(rows))
     out = pathlib.Path(args.out)
     out.mkdir(parents=True, exist_ok=True)
-    dims.write_csv(rows, out / "dims.csv")
+    write_csv(rows, out / "dims.csv")
     dims.plot(rows, device.name, out / "dims.png")
     print(f"\nWrote {out / 'dims.csv'} and {out / 'dims.png'}")
     return 0
@@ -233,28 +254,57 @@ def run_dims(args, argv):
 
 def main(argv=None):
     parser = argparse.ArgumentParser(
-        prog="python -m warpreduce_torch.bench", description=__doc__.split("\n\n")[0])
-    parser.add_argument("--sizes", help="log2 sizes: a range 10-28 or a list 16,20,24 "
-                        "(default 10-28 on a GPU, 10-24 on the CPU)")
-    parser.add_argument("--dtypes", nargs="+", default=["float32", "bfloat16", "int32"],
-                        choices=DTYPES)
-    parser.add_argument("--kernels", nargs="+", default=["auto", "cub", "torch.compile"],
-                        help="warpreduce kernels (and torch.compile) to compare with torch.sum")
+        prog="python -m warpreduce_torch.bench", description=__doc__.split("\n\n")[0]
+    )
+    parser.add_argument(
+        "--sizes",
+        help="log2 sizes: a range 10-28 or a list 16,20,24 "
+        "(default 10-28 on a GPU, 10-24 on the CPU)",
+    )
+    parser.add_argument(
+        "--dtypes", nargs="+", default=["float32", "bfloat16", "int32"], choices=DTYPES
+    )
+    parser.add_argument(
+        "--kernels",
+        nargs="+",
+        default=["auto", "cub", "torch.compile"],
+        help="warpreduce kernels (and torch.compile) to compare with torch.sum",
+    )
     parser.add_argument("--stages", action="store_true", help="add the eight staged kernels")
-    parser.add_argument("--stages-table", action="store_true",
-                        help="print the staged kernels' table instead (warpreduce_torch.bench.stages)")
-    parser.add_argument("--min-run-time", type=float, default=0.1,
-                        help="seconds of wall-time measurement per point")
-    parser.add_argument("--dims", action="store_true",
-                        help="dim reductions shape by shape instead (warpreduce_torch.bench.dims)")
-    parser.add_argument("--dims-filter", default="",
-                        help="with --dims: only the cases whose name contains this text")
-    parser.add_argument("--cpu", action="store_true",
-                        help="the CPU comparison (what runs without a GPU) even where a GPU is found")
-    parser.add_argument("--threads", nargs="+", default=["1", "all"],
-                        help="CPU comparison: thread counts to measure ('all': torch's default)")
-    parser.add_argument("--cpu-filter", default="",
-                        help="CPU comparison: only the cases whose name contains this text")
+    parser.add_argument(
+        "--stages-table",
+        action="store_true",
+        help="print the staged kernels' table instead (warpreduce_torch.bench.stages)",
+    )
+    parser.add_argument(
+        "--min-run-time", type=float, default=0.1, help="seconds of wall-time measurement per point"
+    )
+    parser.add_argument(
+        "--dims",
+        action="store_true",
+        help="dim reductions shape by shape instead (warpreduce_torch.bench.dims)",
+    )
+    parser.add_argument(
+        "--dims-filter",
+        default="",
+        help="with --dims: only the cases whose name contains this text",
+    )
+    parser.add_argument(
+        "--cpu",
+        action="store_true",
+        help="the CPU comparison (what runs without a GPU) even where a GPU is found",
+    )
+    parser.add_argument(
+        "--threads",
+        nargs="+",
+        default=["1", "all"],
+        help="CPU comparison: thread counts to measure ('all': torch's default)",
+    )
+    parser.add_argument(
+        "--cpu-filter",
+        default="",
+        help="CPU comparison: only the cases whose name contains this text",
+    )
     parser.add_argument("--out", default="results", help="folder for the CSV, JSON and PNG")
     args = parser.parse_args(argv)
     if args.cpu or (not torch.cuda.is_available() and not args.dims and not args.stages_table):
@@ -272,14 +322,10 @@ def main(argv=None):
         print("GPU time per call (CUDA events over a loop, inputs rotated over 1 GiB):")
         benchmark.Compare(gpu_compare(rows)).print()
     print(throughput_table(rows, impls, device))
-    print(host_overhead("cuda" if torch.cuda.is_available() else "cpu", args.min_run_time))
 
     out = pathlib.Path(args.out)
     out.mkdir(parents=True, exist_ok=True)
-    with open(out / "sweep.csv", "w", newline="") as f:
-        writer = csv.DictWriter(f, fieldnames=list(rows[0]))
-        writer.writeheader()
-        writer.writerows(rows)
+    write_csv(rows, out / "sweep.csv")
     write_device_json(out / "device.json", device, argv or sys.argv[1:])
     plot(rows, impls, device, out / "sweep.png")
     print(f"\nWrote {out / 'sweep.csv'}, {out / 'device.json'} and {out / 'sweep.png'}")

@@ -14,7 +14,6 @@ warpreduce time (above 1: warpreduce is faster). Prints a Compare table, a markd
 and the geometric mean of the ratios, writes cpu.csv and cpu_device.json into --out.
 """
 
-import csv
 import dataclasses
 import datetime
 import json
@@ -28,6 +27,9 @@ import torch
 import torch.utils.benchmark as benchmark
 
 import warpreduce_torch as wr
+from warpreduce_torch.testing import random_tensor
+
+from .timing import write_csv
 
 ROUNDS = 5
 IMPLS = {"torch.sum": torch.sum, "warpreduce": wr.sum}
@@ -38,7 +40,9 @@ class Case:
     dtype: str
     shape: tuple
     dim: object = None  # None: the full sum; an int or a tuple of ints
-    layout: str = "contiguous"  # "transposed" (the last two dims swapped) or "sliced" (every other row)
+    layout: str = (
+        "contiguous"  # "transposed" (the last two dims swapped) or "sliced" (every other row)
+    )
 
     @property
     def name(self):
@@ -53,19 +57,14 @@ class Case:
 
     def make(self):
         dtype = getattr(torch, self.dtype)
-        g = torch.Generator().manual_seed(0)
         shape = tuple(self.shape)
         if self.layout == "transposed":
             shape = shape[:-2] + (shape[-1], shape[-2])
         elif self.layout == "sliced":
             shape = (2 * shape[0],) + shape[1:]
-        if dtype.is_floating_point:  # never zeros: zeros can run faster than real data
-            # Mean 0.5 as the GPU sweep, but mean 0 for float16, whose sum of 2^17 or more
-            # such values passes its largest finite value (65504).
-            mean = 0.0 if dtype == torch.float16 else 0.5
-            x = (torch.randn(shape, generator=g) + mean).to(dtype)
-        else:
-            x = torch.randint(-100, 100, shape, generator=g, dtype=dtype)
+        # Mean 0.5 as the GPU sweep, but mean 0 for float16, whose sum of 2^17 or more
+        # such values passes its largest finite value (65504).
+        x = random_tensor(shape, dtype, "cpu", mean=0.0 if dtype == torch.float16 else 0.5)
         if self.layout == "transposed":
             return x.transpose(-1, -2)
         if self.layout == "sliced":
@@ -75,8 +74,11 @@ class Case:
 
 def cases():
     """The full sums and dim sums the CPU kernel is held to, then shapes of models."""
-    full = [Case(d, (1 << k,)) for d in ("float32", "bfloat16", "float16", "float64", "int32", "int8")
-            for k in (12, 16, 20, 24)]
+    full = [
+        Case(d, (1 << k,))
+        for d in ("float32", "bfloat16", "float16", "float64", "int32", "int8")
+        for k in (12, 16, 20, 24)
+    ]
     dims = [
         Case("float32", (4096, 4096), 0),
         Case("float32", (4096, 4096), -1),
@@ -113,8 +115,13 @@ def measure(case, x, threads, min_run_time):
     for _ in range(ROUNDS):
         for name, fn in IMPLS.items():
             timer = benchmark.Timer(
-                stmt="f(x)", globals={"f": call(fn, case.dim), "x": x}, num_threads=threads,
-                label="CPU: wall time per call", sub_label=case.name, description=name)
+                stmt="f(x)",
+                globals={"f": call(fn, case.dim), "x": x},
+                num_threads=threads,
+                label="CPU: wall time per call",
+                sub_label=case.name,
+                description=name,
+            )
             walls[name].append(timer.blocked_autorange(min_run_time=min_run_time / ROUNDS))
     return {name: benchmark.Measurement.merge(m)[0] for name, m in walls.items()}
 
@@ -154,8 +161,14 @@ def geomean(values):
 
 
 def markdown_table(rows, thread_counts):
-    head = "| case | " + " | ".join(
-        f"torch.sum us ({t} thr) | warpreduce us ({t} thr) | ratio ({t} thr)" for t in thread_counts) + " |"
+    head = (
+        "| case | "
+        + " | ".join(
+            f"torch.sum us ({t} thr) | warpreduce us ({t} thr) | ratio ({t} thr)"
+            for t in thread_counts
+        )
+        + " |"
+    )
     lines = [head, "|---|" + "---|---|---|" * len(thread_counts)]
     by_case = {}
     for r in rows:
@@ -164,7 +177,9 @@ def markdown_table(rows, thread_counts):
         parts = []
         for t in thread_counts:
             ours, theirs = cells[(t, "warpreduce")], cells[(t, "torch.sum")]
-            parts.append(f"{theirs['median_us']:.1f} | {ours['median_us']:.1f} | {ours['ratio']:.2f}")
+            parts.append(
+                f"{theirs['median_us']:.1f} | {ours['median_us']:.1f} | {ours['ratio']:.2f}"
+            )
         lines.append(f"| {name} | " + " | ".join(parts) + " |")
     return "\n".join(lines)
 
@@ -172,10 +187,14 @@ def markdown_table(rows, thread_counts):
 def summary(rows, thread_counts):
     lines = ["\nratio = torch.sum time / warpreduce time (above 1: warpreduce is faster)"]
     for t in thread_counts:
-        ratios = {r["case"]: r["ratio"] for r in rows if r["threads"] == t and r["impl"] == "warpreduce"}
+        ratios = {
+            r["case"]: r["ratio"] for r in rows if r["threads"] == t and r["impl"] == "warpreduce"
+        }
         worst = min(ratios, key=ratios.get)
-        lines.append(f"  {t} thread(s): {len(ratios)} cases, geometric mean {geomean(ratios.values()):.2f}x, "
-                     f"lowest {ratios[worst]:.2f}x ({worst})")
+        lines.append(
+            f"  {t} thread(s): {len(ratios)} cases, geometric mean {geomean(ratios.values()):.2f}x, "
+            f"lowest {ratios[worst]:.2f}x ({worst})"
+        )
     return "\n".join(lines)
 
 
@@ -189,10 +208,14 @@ def main(args, argv):
         print(f"No CPU case matches {args.cpu_filter!r}.")
         return 1
     device = describe()
-    print(f"CPU: {device['cpu']}, {device['cores']} cores, torch {device['torch']} "
-          f"(ISA {device['isa']}, {all_threads} threads by default), {device['date']}")
-    print(f"{len(selected)} cases x threads {thread_counts}: torch.sum and warpreduce_torch.sum "
-          f"side by side, {ROUNDS} interleaved rounds each\n")
+    print(
+        f"CPU: {device['cpu']}, {device['cores']} cores, torch {device['torch']} "
+        f"(ISA {device['isa']}, {all_threads} threads by default), {device['date']}"
+    )
+    print(
+        f"{len(selected)} cases x threads {thread_counts}: torch.sum and warpreduce_torch.sum "
+        f"side by side, {ROUNDS} interleaved rounds each\n"
+    )
 
     rows, measurements = [], []
     for case in selected:
@@ -204,14 +227,25 @@ def main(args, argv):
             ratio = timed["torch.sum"].median / timed["warpreduce"].median
             for name, m in timed.items():
                 measurements.append(m)
-                rows.append({
-                    "case": case.name, "dtype": case.dtype, "shape": "x".join(map(str, case.shape)),
-                    "dim": "" if case.dim is None else str(case.dim), "layout": case.layout,
-                    "threads": t, "impl": name, "median_us": m.median * 1e6,
-                    "gbps": nbytes / m.median / 1e9, "ratio": ratio if name == "warpreduce" else 1.0,
-                })
-            print(f"  {case.name:42s} {t:3d} thr  torch.sum {timed['torch.sum'].median * 1e6:10.1f} us  "
-                  f"warpreduce {timed['warpreduce'].median * 1e6:10.1f} us  {ratio:5.2f}x", flush=True)
+                rows.append(
+                    {
+                        "case": case.name,
+                        "dtype": case.dtype,
+                        "shape": "x".join(map(str, case.shape)),
+                        "dim": "" if case.dim is None else str(case.dim),
+                        "layout": case.layout,
+                        "threads": t,
+                        "impl": name,
+                        "median_us": m.median * 1e6,
+                        "gbps": nbytes / m.median / 1e9,
+                        "ratio": ratio if name == "warpreduce" else 1.0,
+                    }
+                )
+            print(
+                f"  {case.name:42s} {t:3d} thr  torch.sum {timed['torch.sum'].median * 1e6:10.1f} us  "
+                f"warpreduce {timed['warpreduce'].median * 1e6:10.1f} us  {ratio:5.2f}x",
+                flush=True,
+            )
         del x
 
     print()
@@ -222,10 +256,7 @@ def main(args, argv):
 
     out = pathlib.Path(args.out)
     out.mkdir(parents=True, exist_ok=True)
-    with open(out / "cpu.csv", "w", newline="") as f:
-        writer = csv.DictWriter(f, fieldnames=list(rows[0]))
-        writer.writeheader()
-        writer.writerows(rows)
+    write_csv(rows, out / "cpu.csv")
     device["command"] = " ".join(["python -m warpreduce_torch.bench"] + list(argv or []))
     (out / "cpu_device.json").write_text(json.dumps(device, indent=2))
     print(f"\nWrote {out / 'cpu.csv'} and {out / 'cpu_device.json'}")

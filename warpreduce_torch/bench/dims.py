@@ -12,7 +12,6 @@ no column reduction. Prints a torch.utils.benchmark Compare table and a markdown
 writes dims.csv and dims.png.
 """
 
-import csv
 import dataclasses
 import math
 import statistics
@@ -22,8 +21,9 @@ import torch.utils.benchmark as benchmark
 
 import warpreduce_torch as wr
 from warpreduce_torch import _C
+from warpreduce_torch.testing import random_tensor
 
-from .timing import GpuLoop, make_input
+from .timing import GpuLoop
 
 ROTATE_BYTES = 1 << 30  # inputs rotated over at least this much memory, beyond L2
 ROUNDS = 7
@@ -38,7 +38,9 @@ class Case:
 
     @property
     def name(self):
-        shape = " x ".join(str(s) if s < 2**14 or s & (s - 1) else f"2^{s.bit_length() - 1}" for s in self.shape)
+        shape = " x ".join(
+            str(s) if s < 2**14 or s & (s - 1) else f"2^{s.bit_length() - 1}" for s in self.shape
+        )
         layout = "" if self.layout == "contiguous" else f" ({self.layout})"
         return f"{self.dtype} {shape}{layout}, dim {self.dim}"
 
@@ -47,17 +49,25 @@ class Case:
         shape = tuple(self.shape)
         if self.layout == "transposed":  # the same shape, the last two dims swapped in memory
             flipped = shape[:-2] + (shape[-1], shape[-2])
-            return make_input(math.prod(shape), dtype, "cuda", seed).view(flipped).transpose(-1, -2)
+            return random_tensor(flipped, dtype, "cuda", seed).transpose(-1, -2)
         if self.layout == "sliced":  # every other row of a tensor twice as tall
             big = (2 * shape[0],) + shape[1:]
-            return make_input(math.prod(big), dtype, "cuda", seed).view(big)[::2]
-        return make_input(math.prod(shape), dtype, "cuda", seed).view(shape)
+            return random_tensor(big, dtype, "cuda", seed)[::2]
+        return random_tensor(shape, dtype, "cuda", seed)
 
 
 def anchor_cases():
     """The dim table of the project's baselines: both dims, float32 and bfloat16."""
-    shapes = [(4096, 4096), (16384, 1024), (1024, 65536), (65536, 128), (8, 2**24),
-              (2**20, 32), (2**22, 8), (32, 2**20)]
+    shapes = [
+        (4096, 4096),
+        (16384, 1024),
+        (1024, 65536),
+        (65536, 128),
+        (8, 2**24),
+        (2**20, 32),
+        (2**22, 8),
+        (32, 2**20),
+    ]
     return [Case(s, d, t) for t in ("float32", "bfloat16") for s in shapes for d in (-1, 0)]
 
 
@@ -127,8 +137,10 @@ def full_reduction_time(numel, dtype, cache):
     """auto's time for a full sum of a contiguous tensor of the same bytes."""
     key = (numel, dtype)
     if key not in cache:
-        inputs = rotated([lambda seed: make_input(numel, getattr(torch, dtype), "cuda", seed)],
-                         numel * getattr(torch, dtype).itemsize)
+        inputs = rotated(
+            [lambda seed: random_tensor((numel,), getattr(torch, dtype), "cuda", seed)],
+            numel * getattr(torch, dtype).itemsize,
+        )
         cache[key] = interleaved_gpu_times({"full": wr.sum}, inputs)["full"]
     return cache[key]
 
@@ -159,12 +171,21 @@ def run(cases, progress=None):
         times = interleaved_gpu_times(fns, inputs)
         full = full_reduction_time(probe.numel(), case.dtype, full_cache)
         for name, seconds in times.items():
-            rows.append({
-                "case": case.name, "dtype": case.dtype, "shape": "x".join(map(str, case.shape)),
-                "dim": str(case.dim), "layout": case.layout, "impl": name,
-                "mib": nbytes / 2**20, "gpu_us": seconds * 1e6, "gbps": nbytes / seconds / 1e9,
-                "full_gbps": nbytes / full / 1e9, "plan": plan_summary(probe, case.dim),
-            })
+            rows.append(
+                {
+                    "case": case.name,
+                    "dtype": case.dtype,
+                    "shape": "x".join(map(str, case.shape)),
+                    "dim": str(case.dim),
+                    "layout": case.layout,
+                    "impl": name,
+                    "mib": nbytes / 2**20,
+                    "gpu_us": seconds * 1e6,
+                    "gbps": nbytes / seconds / 1e9,
+                    "full_gbps": nbytes / full / 1e9,
+                    "plan": plan_summary(probe, case.dim),
+                }
+            )
         del inputs, probe, fns
         torch.cuda.empty_cache()
         if progress:
@@ -187,24 +208,32 @@ def compare_table(rows):
     measurements = []
     for r in rows:
         spec = benchmark.utils.common.TaskSpec(
-            stmt="sum(x, dim)", setup="", label="Dim reductions: GPU time per call (us)",
-            sub_label=r["case"], description=r["impl"])
+            stmt="sum(x, dim)",
+            setup="",
+            label="Dim reductions: GPU time per call (us)",
+            sub_label=r["case"],
+            description=r["impl"],
+        )
         measurements.append(benchmark.Measurement(1, [r["gpu_us"] / 1e6], spec))
     return benchmark.Compare(measurements)
 
 
 def markdown_table(rows):
-    lines = ["| case | MiB | plan | torch.sum | torch.compile | cub | auto | full sum, same bytes "
-             "| auto / torch.sum | auto / compile | auto / full |",
-             "|---|---|---|---|---|---|---|---|---|---|---|"]
+    lines = [
+        "| case | MiB | plan | torch.sum | torch.compile | cub | auto | full sum, same bytes "
+        "| auto / torch.sum | auto / compile | auto / full |",
+        "|---|---|---|---|---|---|---|---|---|---|---|",
+    ]
     for name, impls in by_case(rows).items():
         auto = impls["auto"]
         cells = [f"{impls[i]['gbps']:.0f}" if i in impls else "" for i in IMPLS]
         lines.append(
-            f"| {name} | {auto['mib']:.0f} | {auto['plan']} | " + " | ".join(cells)
+            f"| {name} | {auto['mib']:.0f} | {auto['plan']} | "
+            + " | ".join(cells)
             + f" | {auto['full_gbps']:.0f} | {auto['gbps'] / impls['torch.sum']['gbps']:.2f}x"
             f" | {auto['gbps'] / impls['torch.compile']['gbps']:.2f}x"
-            f" | {auto['gbps'] / auto['full_gbps']:.0%} |")
+            f" | {auto['gbps'] / auto['full_gbps']:.0%} |"
+        )
     return "\n".join(lines)
 
 
@@ -213,26 +242,30 @@ def summary(rows):
     vs_sum = [c["auto"]["gbps"] / c["torch.sum"]["gbps"] for c in cases.values()]
     vs_compile = [c["auto"]["gbps"] / c["torch.compile"]["gbps"] for c in cases.values()]
     geomean = lambda v: math.exp(statistics.fmean(math.log(x) for x in v))  # noqa: E731
-    lines = [f"\n{len(cases)} cases (GB/s of input, higher is better):",
-             f"  auto / torch.sum:     min {min(vs_sum):.2f}x, geometric mean {geomean(vs_sum):.2f}x",
-             f"  auto / torch.compile: min {min(vs_compile):.2f}x, geometric mean {geomean(vs_compile):.2f}x"]
-    big = [(n, c["auto"]["gbps"] / c["auto"]["full_gbps"]) for n, c in cases.items() if c["auto"]["mib"] >= 64]
+    lines = [
+        f"\n{len(cases)} cases (GB/s of input, higher is better):",
+        f"  auto / torch.sum:     min {min(vs_sum):.2f}x, geometric mean {geomean(vs_sum):.2f}x",
+        f"  auto / torch.compile: min {min(vs_compile):.2f}x, geometric mean {geomean(vs_compile):.2f}x",
+    ]
+    big = [
+        (n, c["auto"]["gbps"] / c["auto"]["full_gbps"])
+        for n, c in cases.items()
+        if c["auto"]["mib"] >= 64
+    ]
     if big:
         worst = min(big, key=lambda item: item[1])
-        lines.append(f"  inputs of 64 MiB or more: auto at {min(r for _, r in big):.0%} to "
-                     f"{max(r for _, r in big):.0%} of the full sum's GB/s (lowest: {worst[0]})")
-    slow = [n for n, c in cases.items()
-            if c["auto"]["gbps"] < max(c["torch.sum"]["gbps"], c["torch.compile"]["gbps"])]
+        lines.append(
+            f"  inputs of 64 MiB or more: auto at {min(r for _, r in big):.0%} to "
+            f"{max(r for _, r in big):.0%} of the full sum's GB/s (lowest: {worst[0]})"
+        )
+    slow = [
+        n
+        for n, c in cases.items()
+        if c["auto"]["gbps"] < max(c["torch.sum"]["gbps"], c["torch.compile"]["gbps"])
+    ]
     if slow:
         lines.append("  slower than torch.sum or torch.compile: " + "; ".join(slow))
     return "\n".join(lines)
-
-
-def write_csv(rows, path):
-    with open(path, "w", newline="") as f:
-        writer = csv.DictWriter(f, fieldnames=list(rows[0]))
-        writer.writeheader()
-        writer.writerows(rows)
 
 
 def plot(rows, device_name, path):
@@ -246,11 +279,20 @@ def plot(rows, device_name, path):
     fig, ax = plt.subplots(figsize=(max(10, 0.45 * len(names)), 6))
     width = 0.8 / len(IMPLS)
     for k, impl in enumerate(IMPLS):
-        xs = [i + (k - (len(IMPLS) - 1) / 2) * width for i, n in enumerate(names) if impl in cases[n]]
+        xs = [
+            i + (k - (len(IMPLS) - 1) / 2) * width for i, n in enumerate(names) if impl in cases[n]
+        ]
         ys = [cases[n][impl]["gbps"] for n in names if impl in cases[n]]
         ax.bar(xs, ys, width, label=impl)
-    ax.scatter(range(len(names)), [cases[n]["auto"]["full_gbps"] for n in names], marker="_",
-               s=300, color="black", zorder=3, label="full sum of the same bytes (auto)")
+    ax.scatter(
+        range(len(names)),
+        [cases[n]["auto"]["full_gbps"] for n in names],
+        marker="_",
+        s=300,
+        color="black",
+        zorder=3,
+        label="full sum of the same bytes (auto)",
+    )
     ax.set_xticks(range(len(names)))
     ax.set_xticklabels(names, rotation=75, ha="right", fontsize=7)
     ax.set_ylabel("GB/s of input")

@@ -26,14 +26,16 @@ def stage_rows(n, dtype, device):
         seconds = gpu_time(implementation(name), inputs)
         gbps = n * dtype.itemsize / seconds / 1e9
         first = first or seconds
-        rows.append({
-            "kernel": name,
-            "us": seconds * 1e6,
-            "gbps": gbps,
-            "peak_pct": 100 * gbps / device.peak_gbps,
-            "step": previous / seconds if previous else 1.0,
-            "cumulative": first / seconds,
-        })
+        rows.append(
+            {
+                "kernel": name,
+                "us": seconds * 1e6,
+                "gbps": gbps,
+                "peak_pct": 100 * gbps / device.peak_gbps,
+                "step": previous / seconds if previous else 1.0,
+                "cumulative": first / seconds,
+            }
+        )
         previous = seconds
     del inputs
     torch.cuda.empty_cache()
@@ -66,8 +68,10 @@ def main(argv=None):
         return 0
     device = Device.current()
     print(f"# Staged kernels on {device.describe()}")
-    print(f"# {datetime.date.today()}, torch {torch.__version__}, "
-          "GPU time per call from CUDA events over a loop, inputs rotated over 1 GiB\n")
+    print(
+        f"# {datetime.date.today()}, torch {torch.__version__}, "
+        "GPU time per call from CUDA events over a loop, inputs rotated over 1 GiB\n"
+    )
     for log2 in args.sizes:
         for name in args.dtypes:
             rows = stage_rows(1 << log2, DTYPES[name], device)

@@ -1,6 +1,7 @@
 """How the benchmarks measure: the device's peak, inputs that L2 cannot serve, GPU time
 per call from CUDA events over a loop, and wall time from torch.utils.benchmark."""
 
+import csv
 import dataclasses
 import functools
 import math
@@ -10,6 +11,7 @@ import torch
 import torch.utils.benchmark as benchmark
 
 import warpreduce_torch as wr
+from warpreduce_torch.testing import random_tensor
 
 
 @dataclasses.dataclass
@@ -26,29 +28,22 @@ class Device:
         p = torch.cuda.get_device_properties(torch.cuda.current_device())
         clock_khz = getattr(p, "memory_clock_rate", 0)
         bus_bits = getattr(p, "memory_bus_width", 0)
-        peak = clock_khz * 1e3 * (bus_bits / 8) * 2 / 1e9 if clock_khz and bus_bits else float("nan")
+        peak = (
+            clock_khz * 1e3 * (bus_bits / 8) * 2 / 1e9 if clock_khz and bus_bits else float("nan")
+        )
         return cls(p.name, p.multi_processor_count, p.L2_cache_size, peak)
 
     def describe(self):
         if self.name == "cpu":
             return "cpu (no GPU found)"
-        return (f"{self.name}, {self.sm_count} SMs, L2 {self.l2_bytes / 2**20:.0f} MiB, "
-                f"theoretical peak {self.peak_gbps:.0f} GB/s")
+        return (
+            f"{self.name}, {self.sm_count} SMs, L2 {self.l2_bytes / 2**20:.0f} MiB, "
+            f"theoretical peak {self.peak_gbps:.0f} GB/s"
+        )
 
 
 # The dtypes warpreduce.sum takes, by torch's names: the benchmarks' --dtypes choices.
 DTYPES = {str(t).removeprefix("torch."): t for t in wr.dtypes()}
-
-
-def make_input(n, dtype, device, seed=0):
-    """Random data (never zeros: zeros can run faster than real data)."""
-    g = torch.Generator(device).manual_seed(seed)
-    if dtype.is_floating_point:
-        return (torch.randn(n, generator=g, device=device) + 0.5).to(dtype)
-    if dtype == torch.bool:
-        return torch.rand(n, generator=g, device=device) < 0.5
-    low = 0 if dtype == torch.uint8 else -100
-    return torch.randint(low, 100, (n,), generator=g, device=device, dtype=dtype)
 
 
 def rotating_inputs(n, dtype, device, rotate_bytes=1 << 30, max_views=4096):
@@ -56,10 +51,10 @@ def rotating_inputs(n, dtype, device, rotate_bytes=1 << 30, max_views=4096):
     (1 GiB) and two inputs, so that a loop cycling through them reads from DRAM, not
     from the 50-60 MB of L2 of an H100/H200. Views start on 256-element boundaries."""
     if device == "cpu":
-        return [make_input(n, dtype, device)]
+        return [random_tensor((n,), dtype, device)]
     step = max(256, -(-n // 256) * 256)
     count = max(2, min(max_views, rotate_bytes // (step * dtype.itemsize)))
-    buffer = make_input(count * step, dtype, device)
+    buffer = random_tensor((count * step,), dtype, device)
     return [buffer[i * step : i * step + n] for i in range(count)]
 
 
@@ -119,12 +114,20 @@ def side_by_side(fns, inputs, label, sub_label, min_run_time, rounds=7):
     gpu = {name: [] for name in fns}
     for _ in range(rounds):
         for name, fn in fns.items():
-            walls[name].append(wall_measurement(fn, inputs[0], label, sub_label, name,
-                                                min_run_time=min_run_time / rounds))
+            walls[name].append(
+                wall_measurement(
+                    fn, inputs[0], label, sub_label, name, min_run_time=min_run_time / rounds
+                )
+            )
             if on_gpu:
                 gpu[name].append(loops[name].sample())
-    return {name: (benchmark.Measurement.merge(walls[name])[0],
-                   statistics.median(gpu[name]) if on_gpu else None) for name in fns}
+    return {
+        name: (
+            benchmark.Measurement.merge(walls[name])[0],
+            statistics.median(gpu[name]) if on_gpu else None,
+        )
+        for name in fns
+    }
 
 
 def implementation(name):
@@ -141,3 +144,11 @@ def implementation(name):
     if name == "auto":
         return wr.sum
     return functools.partial(wr.sum, kernel=name)
+
+
+def write_csv(rows, path):
+    """Rows (dicts with the same keys) as a CSV file with a header: every table's CSV."""
+    with open(path, "w", newline="") as f:
+        writer = csv.DictWriter(f, fieldnames=list(rows[0]))
+        writer.writeheader()
+        writer.writerows(rows)
