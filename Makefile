@@ -4,7 +4,7 @@ PYTHON ?= python3
 SHELL := /bin/bash
 .SHELLFLAGS := -o pipefail -c
 
-.PHONY: install test bench
+.PHONY: install test bench lint format
 
 # 1. The requirements: pip fetches nothing when they are all there (the GPU machine).
 # 2. The extension, built in place with ninja, which compiles only the files that changed
@@ -33,3 +33,26 @@ test: install
 
 bench: install
 	$(PYTHON) -m warpreduce_torch.bench
+
+# The style checks CI runs: ruff (lint and format, configured in pyproject.toml) on the
+# Python, clang-format (.clang-format) on the C++ and CUDA. `make format` applies both.
+# The tools are pinned: another version formats differently. clang-format is the binary
+# its wheel ships (the wheel's console script may not be on PATH).
+LINTERS := ruff==0.17.6 clang-format==23.1.5
+CXX_SOURCES = $(shell git ls-files 'csrc/*.h' 'csrc/*.cpp' 'csrc/*.cu' 'csrc/*.cuh')
+CLANG_FORMAT = $(shell $(PYTHON) -c 'import clang_format, os; \
+  print(os.path.join(os.path.dirname(clang_format.__file__), "data", "bin", "clang-format"))')
+
+.PHONY: lint-tools
+lint-tools:
+	$(PYTHON) -m pip install -q $(LINTERS)
+
+lint: lint-tools
+	$(PYTHON) -m ruff check .
+	$(PYTHON) -m ruff format --check .
+	$(CLANG_FORMAT) --dry-run --Werror $(CXX_SOURCES)
+
+format: lint-tools
+	$(PYTHON) -m ruff check --fix .
+	$(PYTHON) -m ruff format .
+	$(CLANG_FORMAT) -i $(CXX_SOURCES)

@@ -74,7 +74,11 @@ LINK_ARGS = ["-l:libstdc++.so.6"] if sys.platform.startswith("linux") else []
 # at 1 and at 2 threads while torch.sum went from 1.45 to 0.91 ms). The link names
 # libgomp.so.1, the soname of the copy torch loads (torch/lib/libgomp.so.1 in its
 # wheels), so the loader reuses torch's runtime: one thread pool, torch.set_num_threads.
-OPENMP = ["-fopenmp"] if sys.platform.startswith("linux") and torch.backends.openmp.is_available() else []
+OPENMP = (
+    ["-fopenmp"]
+    if sys.platform.startswith("linux") and torch.backends.openmp.is_available()
+    else []
+)
 
 
 def _extension():
@@ -136,12 +140,14 @@ class BuildExtensionRecordingTorch(BuildExtension):
     def run(self):
         super().run()
         with open(self._build_info_path(), "w") as f:
-            f.write(textwrap.dedent(f"""\
+            f.write(
+                textwrap.dedent(f"""\
                 # Written by setup.py when it built warpreduce_torch._C: the torch that
                 # build is tied to (warpreduce_torch/__init__.py checks it).
                 TORCH_VERSION = {torch.__version__!r}
                 CUDA_VERSION = {torch.version.cuda if _with_cuda() else None!r}
-                """))
+                """)
+            )
 
     def get_outputs(self):
         return super().get_outputs() + [self._build_info_path()]
