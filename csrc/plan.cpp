@@ -50,11 +50,10 @@ c10::ArrayRef<Kernel> kernels_of(c10::DeviceType device) {
   }
 }
 
-// The passes that sum x over `reduced` (a bit per dim), or false if one does not fit
-// the geometry.
-bool plan_passes(const at::Tensor& x, uint64_t reduced,
+// The passes that sum x (its dims in memory order: `order`) over `reduced` (a bit per
+// dim), or false if one does not fit the geometry.
+bool plan_passes(const at::Tensor& x, const DimOrder& order, uint64_t reduced,
                  c10::SmallVector<ReductionPass, 2>* passes) {
-  const DimOrder order = memory_order(x.sizes(), x.strides());
   Layout layout = memory_layout(x.sizes(), x.strides(), order, reduced);
   passes->clear();
   for (;;) {
@@ -186,25 +185,29 @@ SumPlan make_plan(const at::Tensor& self, at::OptionalIntArrayRef dim, bool keep
     plan.passes.push_back(row);
     return plan;
   }
-  for (int d : memory_order(x.sizes(), x.strides())) {
+  const DimOrder order = memory_order(x.sizes(), x.strides());
+  for (int d : order) {
     if (!((reduced >> d) & 1)) plan.kept_dims.push_back(d);
   }
   plan.kept_in_order = std::is_sorted(plan.kept_dims.begin(), plan.kept_dims.end());
-  if (!plan_passes(x, reduced, &plan.passes)) {
+  if (!plan_passes(x, order, reduced, &plan.passes)) {
     // More dims than the geometry indexes (geometry.h): copy into kept-dims-first order,
     // which is one kept and one reduced dim.
-    std::vector<int64_t> order(plan.kept_dims.begin(), plan.kept_dims.end());
+    std::vector<int64_t> copy_order(plan.kept_dims.begin(), plan.kept_dims.end());
     for (int64_t d = 0; d < ndim; ++d) {
-      if (((reduced >> d) & 1) || x.size(d) == 1) order.push_back(d);
+      if (((reduced >> d) & 1) || x.size(d) == 1) copy_order.push_back(d);
     }
-    plan.input = x.permute(order).contiguous();
+    plan.input = x.permute(copy_order).contiguous();
     plan.copied = true;
     uint64_t permuted_reduced = 0;
-    for (size_t i = 0; i < order.size(); ++i) {
-      if ((reduced >> order[i]) & 1) permuted_reduced |= uint64_t{1} << i;
+    for (size_t i = 0; i < copy_order.size(); ++i) {
+      if ((reduced >> copy_order[i]) & 1) permuted_reduced |= uint64_t{1} << i;
     }
-    TORCH_INTERNAL_ASSERT(plan_passes(plan.input, permuted_reduced, &plan.passes));
-    for (int64_t& d : plan.kept_dims) d = std::find(order.begin(), order.end(), d) - order.begin();
+    const DimOrder copied_order = memory_order(plan.input.sizes(), plan.input.strides());
+    TORCH_INTERNAL_ASSERT(plan_passes(plan.input, copied_order, permuted_reduced, &plan.passes));
+    for (int64_t& d : plan.kept_dims) {
+      d = std::find(copy_order.begin(), copy_order.end(), d) - copy_order.begin();
+    }
   }
   return plan;
 }

@@ -2,9 +2,9 @@
 // vector type: AVX-512, AVX2 or plain C++ depending on how the file including this one is
 // compiled) and compiled once per instruction set: sum_kernels_<isa>.cpp defines
 // CPU_CAPABILITY (DEFAULT, AVX2, AVX512), turns that instruction set on and includes this
-// header, which puts everything into warpreduce::cpu::CPU_CAPABILITY (sum_kernels_isa.h
-// says how a TU must be laid out so that nothing it shares with others is compiled for
-// the wider ISA). sum_cpu.cpp picks one at run time.
+// header, which puts everything into warpreduce::cpu::CPU_CAPABILITY
+// (sum_kernels_prelude.h says how a TU must be laid out so that nothing it shares with
+// others is compiled for the wider ISA). sum_cpu.cpp picks one at run time.
 //
 // Each pass of the reduction geometry (geometry.h) is read in place, never copied:
 // - ROWS (inner == 1): each output sums `length` elements, vector loads along the row;
@@ -317,16 +317,16 @@ combine_t<acc_t<T>> row_sum(const T* x, int64_t n, int64_t stride) {
   }
 }
 
-// Partial sums of `count` items, p[0], p[step], ..., combined in a fixed order.
+// Partial sums p[0], ..., p[count - 1] combined in a fixed order.
 template <typename A>
-A combine(const A* p, int64_t count, int64_t step) {
+A combine(const A* p, int64_t count) {
   if constexpr (std::is_integral_v<A>) {
     A total = 0;
-    for (int64_t i = 0; i < count; ++i) total += p[i * step];
+    for (int64_t i = 0; i < count; ++i) total += p[i];
     return total;
   } else {
     PairwiseSum<A> sum;
-    for (int64_t i = 0; i < count; ++i) sum.push(p[i * step]);
+    for (int64_t i = 0; i < count; ++i) sum.push(p[i]);
     return sum.total();
   }
 }
@@ -376,7 +376,7 @@ void rows_pass(const T* x, const ReductionPass& pass, Out* y) {
   for_each_task(rows * chunks, kRowChunk,
                 [&](int64_t task) { partial[task] = chunk_sum(task / chunks, task % chunks); });
   for_each_task(rows, chunks, [&](int64_t row) {
-    y[row] = from_zero<Out>(combine(partial.get() + row * chunks, chunks, 1));
+    y[row] = from_zero<Out>(combine(partial.get() + row * chunks, chunks));
   });
 }
 
@@ -605,7 +605,8 @@ void run_pass(const T* x, const ReductionPass& pass, Out* y) {
 }
 
 // What a pass that is not the last writes for the next: combine_t as a tensor dtype
-// (double for every float type, int64 for integers and bool).
+// (double for every float type; int64 for integers and bool, whose unsigned accumulators
+// have no tensor dtype and wrap alike in int64).
 template <typename T>
 using carry_t = std::conditional_t<std::is_integral_v<acc_t<T>>, int64_t, combine_t<acc_t<T>>>;
 

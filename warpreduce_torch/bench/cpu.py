@@ -29,7 +29,7 @@ import torch.utils.benchmark as benchmark
 import warpreduce_torch as wr
 from warpreduce_torch.testing import random_tensor
 
-from .timing import write_csv
+from .timing import check_close_to_sum, write_csv
 
 ROUNDS = 5
 IMPLS = {"torch.sum": torch.sum, "warpreduce": wr.sum}
@@ -126,14 +126,6 @@ def measure(case, x, threads, min_run_time):
     return {name: benchmark.Measurement.merge(m)[0] for name, m in walls.items()}
 
 
-def check(case, x):
-    """A smoke test (tests/ does this properly): warpreduce gives torch.sum's result."""
-    expected = call(torch.sum, case.dim)(x.double())
-    got = call(wr.sum, case.dim)(x).double()
-    scale = call(torch.sum, case.dim)(x.double().abs()).clamp_min(1)
-    assert torch.all((got - expected).abs() <= 1e-2 * scale), f"warpreduce disagrees on {case.name}"
-
-
 def cpu_name():
     try:
         with open("/proc/cpuinfo") as f:
@@ -220,7 +212,7 @@ def main(args, argv):
     rows, measurements = [], []
     for case in selected:
         x = case.make()
-        check(case, x)
+        check_close_to_sum("warpreduce", call(wr.sum, case.dim)(x), x, case.dim, case.name)
         nbytes = x.numel() * x.element_size()
         for t in thread_counts:
             timed = measure(case, x, t, args.min_run_time)

@@ -146,6 +146,15 @@ def implementation(name):
     return functools.partial(wr.sum, kernel=name)
 
 
+def check_close_to_sum(name, got, x, dim, case):
+    """A smoke test before measuring (the tests compare properly): `got`, what `name`
+    returned for a sum of x over `dim`, is torch.sum's float64 result to within 1% of
+    sum |x|."""
+    expected = torch.sum(x.double(), dim)
+    scale = torch.sum(x.double().abs(), dim).clamp_min(1)
+    assert torch.all((got.double() - expected).abs() <= 1e-2 * scale), f"{name} disagrees on {case}"
+
+
 def write_csv(rows, path):
     """Rows (dicts with the same keys) as a CSV file with a header: every table's CSV."""
     with open(path, "w", newline="") as f:
