@@ -72,7 +72,7 @@ at::Tensor sum_autograd(const at::Tensor& self, at::OptionalIntArrayRef dim, boo
 
   auto grad_fn = make_node<SumBackward>();
   if (needs_graph) {
-    const auto reduced = reduced_dims(self.dim(), dim);
+    const auto reduced = reduced_dims(self.dim(), dim, keepdim);
     grad_fn->input_shape = self.sym_sizes().vec();
     grad_fn->keepdim_shape = grad_fn->input_shape;
     for (size_t d = 0; d < grad_fn->keepdim_shape.size(); ++d) {

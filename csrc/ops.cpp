@@ -38,6 +38,16 @@ void check_args_op(at::ScalarType self_dtype, std::optional<at::ScalarType> dtyp
   check_args(self_dtype, dtype, c10::Device(std::string(device_type)).type(), kernel);
 }
 
+// Tensors of a layout the kernels do not read (sparse, nested) reach these instead of the
+// dispatcher's page-long "could not run" message.
+at::Tensor refuse_layout(const at::Tensor& self, at::OptionalIntArrayRef, bool,
+                         std::optional<at::ScalarType>, c10::string_view) {
+  const char* what = self.is_nested() ? "nested" : "sparse";
+  const char* convert = self.is_nested() ? ".to_padded_tensor(0)" : ".to_dense()";
+  TORCH_CHECK_NOT_IMPLEMENTED(false, "warpreduce.sum takes strided tensors, not ", what,
+                              " ones: use torch.sum, or convert first (", convert, ")");
+}
+
 }  // namespace
 
 const c10::TypedOperatorHandle<SumSignature>& sum_kernels_op() {
@@ -59,6 +69,13 @@ TORCH_LIBRARY(warpreduce, m) {
   m.def("_check_args(ScalarType self_dtype, ScalarType? dtype, str device_type, str kernel) -> ()",
         &check_args_op);
 }
+
+TORCH_LIBRARY_IMPL(warpreduce, SparseCPU, m) { m.impl("_sum", &refuse_layout); }
+TORCH_LIBRARY_IMPL(warpreduce, SparseCUDA, m) { m.impl("_sum", &refuse_layout); }
+TORCH_LIBRARY_IMPL(warpreduce, SparseCsrCPU, m) { m.impl("_sum", &refuse_layout); }
+TORCH_LIBRARY_IMPL(warpreduce, SparseCsrCUDA, m) { m.impl("_sum", &refuse_layout); }
+TORCH_LIBRARY_IMPL(warpreduce, NestedTensorCPU, m) { m.impl("_sum", &refuse_layout); }
+TORCH_LIBRARY_IMPL(warpreduce, NestedTensorCUDA, m) { m.impl("_sum", &refuse_layout); }
 
 // torch.vmap uses CompositeImplicitAutograd kernels only where registered for it too:
 // without this, vmap over sum takes its slow per-sample fallback instead of decomposing

@@ -2,10 +2,13 @@
 
 #include <ATen/ops/add.h>
 #include <ATen/ops/empty.h>
+#include <ATen/ops/view_as_complex.h>
+#include <ATen/ops/view_as_real.h>
 #include <ATen/ops/zeros.h>
 #include <c10/util/Exception.h>
 
 #include <algorithm>
+#include <numeric>
 #include <sstream>
 
 namespace warpreduce {
@@ -50,11 +53,9 @@ c10::ArrayRef<Kernel> kernels_of(c10::DeviceType device) {
   }
 }
 
-// The passes that sum x (its dims in memory order: `order`) over `reduced` (a bit per
-// dim), or false if one does not fit the geometry.
-bool plan_passes(const at::Tensor& x, const DimOrder& order, uint64_t reduced,
-                 c10::SmallVector<ReductionPass, 2>* passes) {
-  Layout layout = memory_layout(x.sizes(), x.strides(), order, reduced);
+// The passes that sum `layout` (memory_layout's), or false if one does not fit the
+// geometry.
+bool plan_passes(Layout layout, c10::SmallVector<ReductionPass, 2>* passes) {
   passes->clear();
   for (;;) {
     PassPlan plan;
@@ -101,30 +102,64 @@ at::ScalarType natural_dtype(at::ScalarType t) {
   return at::isIntegralType(t, /*includeBool=*/true) ? at::kLong : t;
 }
 
+namespace {
+
+std::string names_of(c10::ArrayRef<Kernel> kernels) {
+  if (kernels.empty()) return "none in this build";
+  std::ostringstream names;
+  for (size_t i = 0; i < kernels.size(); ++i) names << (i ? ", " : "") << kernels[i].name;
+  return names.str();
+}
+
+}  // namespace
+
 const Kernel* check_args(at::ScalarType self_dtype, std::optional<at::ScalarType> dtype,
                          c10::DeviceType device, std::string_view kernel) {
   check_dtype(self_dtype);
   if (dtype) check_dtype(*dtype);
-  if (device != c10::DeviceType::CPU && device != c10::DeviceType::CUDA) {
+  const bool on_cpu = device == c10::DeviceType::CPU, on_cuda = device == c10::DeviceType::CUDA;
+  if (!on_cpu && !on_cuda) {
     // Fake and meta tensors run no kernel; any name valid on some device passes.
-    if (find_kernel(cuda_kernels(), kernel)) return nullptr;
-    device = c10::DeviceType::CPU;  // for the error message below
+    if (find_kernel(cpu_kernels(), kernel) || find_kernel(cuda_kernels(), kernel)) return nullptr;
+    TORCH_CHECK_VALUE(false, "warpreduce.sum: unknown kernel '", kernel,
+                      "'; cpu tensors take: ", names_of(cpu_kernels()),
+                      "; cuda tensors take: ", names_of(cuda_kernels()));
   }
   const c10::ArrayRef<Kernel> kernels = kernels_of(device);
   const Kernel* found = find_kernel(kernels, kernel);
   if (!found) {
-    std::ostringstream valid;
-    for (size_t i = 0; i < kernels.size(); ++i) valid << (i ? ", " : "") << kernels[i].name;
+    const c10::ArrayRef<Kernel> other = on_cpu ? cuda_kernels() : cpu_kernels();
+    TORCH_CHECK_VALUE(!find_kernel(other, kernel), "warpreduce.sum: kernel '", kernel,
+                      "' runs on ", on_cpu ? "cuda" : "cpu", " tensors, not ",
+                      on_cpu ? "cpu" : "cuda", " ones; ", on_cpu ? "cpu" : "cuda",
+                      " tensors take: ", names_of(kernels));
     TORCH_CHECK_VALUE(false, "warpreduce.sum: unknown kernel '", kernel, "' for ",
-                      c10::DeviceTypeName(device, /*lower_case=*/true),
-                      " tensors; valid names: ", valid.str());
+                      on_cpu ? "cpu" : "cuda", " tensors; valid names: ", names_of(kernels));
   }
   return found;
 }
 
-std::bitset<at::dim_bitset_size> reduced_dims(int64_t ndim, at::OptionalIntArrayRef dim) {
-  if (dim.has_value() && !dim->empty()) return at::dim_list_to_bitset(dim, ndim);
-  return std::bitset<at::dim_bitset_size>().set();
+ReducedDims reduced_dims(int64_t ndim, at::OptionalIntArrayRef dim, bool keepdim) {
+  constexpr int64_t kMaxDims = 64;  // torch.sum's limit, and its message
+  if (!dim.has_value() || dim->empty()) {
+    // torch.sum(x, None, True) refuses tensors of more than 64 dims; a sum of all of them
+    // otherwise needs no bit per dim.
+    TORCH_CHECK(!(keepdim && !dim.has_value() && ndim > kMaxDims),
+                "only tensors with up to 64 dims are supported");
+    return ReducedDims(static_cast<size_t>(ndim), true);
+  }
+  // Every dim wrapped first, so that a dim out of range is an IndexError even when an
+  // earlier one repeats, as torch.sum reports it.
+  at::DimVector wrapped;
+  for (int64_t d : *dim) wrapped.push_back(at::maybe_wrap_dim(d, ndim));
+  TORCH_CHECK(ndim <= kMaxDims, "only tensors with up to 64 dims are supported");
+  ReducedDims reduced(static_cast<size_t>(std::max<int64_t>(ndim, 1)), false);
+  for (int64_t d : wrapped) {
+    TORCH_CHECK(!reduced[d], "dim ", d, " appears multiple times in the list of dims");
+    reduced[d] = true;
+  }
+  reduced.resize(ndim);  // a 0-d tensor takes dim 0 or -1 and has no dim to reduce
+  return reduced;
 }
 
 SumPlan make_plan(const at::Tensor& self, at::OptionalIntArrayRef dim, bool keepdim,
@@ -133,7 +168,7 @@ SumPlan make_plan(const at::Tensor& self, at::OptionalIntArrayRef dim, bool keep
   plan.kernel = check_args(self.scalar_type(), dtype, self.device().type(), kernel);
 
   const int64_t ndim = self.dim();
-  const auto reduced_set = reduced_dims(ndim, dim);
+  const ReducedDims reduced = reduced_dims(ndim, dim, keepdim);
 
   // dtype= casts first, as torch.sum does; integers and bool read at their own width
   // already sum in int64, so asking for int64 needs no copy.
@@ -143,15 +178,12 @@ SumPlan make_plan(const at::Tensor& self, at::OptionalIntArrayRef dim, bool keep
   if (dtype && *dtype != self.scalar_type() && !widening_int) x = self.to(*dtype);
   plan.out_dtype = dtype.value_or(natural_dtype(self.scalar_type()));
 
-  uint64_t reduced = 0;  // a bit per dim
-  int64_t outputs = 1;
   for (int64_t d = 0; d < ndim; ++d) {
-    if (reduced_set[d]) {
-      reduced |= uint64_t{1} << d;
+    if (reduced[d]) {
       plan.length *= x.size(d);
       if (keepdim) plan.out_shape.push_back(1);
     } else {
-      outputs *= x.size(d);
+      plan.outputs *= x.size(d);
       plan.out_shape.push_back(x.size(d));
     }
   }
@@ -159,7 +191,7 @@ SumPlan make_plan(const at::Tensor& self, at::OptionalIntArrayRef dim, bool keep
 
   // Sums that need no kernel.
   const at::TensorOptions out_options = x.options().dtype(plan.out_dtype);
-  if (outputs == 0) {
+  if (plan.outputs == 0) {
     plan.result = at::empty(plan.out_shape, out_options);
   } else if (plan.length == 0) {
     plan.result = at::zeros(plan.out_shape, out_options);
@@ -177,7 +209,7 @@ SumPlan make_plan(const at::Tensor& self, at::OptionalIntArrayRef dim, bool keep
   }
   if (plan.result) return plan;
 
-  if (outputs == 1 && x.is_non_overlapping_and_dense()) {
+  if (plan.outputs == 1 && x.is_non_overlapping_and_dense()) {
     // A full sum of a dense tensor (contiguous, transposed, permuted): its elements fill
     // one block of memory from the data pointer, in some order, which a sum ignores.
     ReductionPass row;
@@ -185,79 +217,107 @@ SumPlan make_plan(const at::Tensor& self, at::OptionalIntArrayRef dim, bool keep
     plan.passes.push_back(row);
     return plan;
   }
-  const DimOrder order = memory_order(x.sizes(), x.strides());
-  for (int d : order) {
-    if (!((reduced >> d) & 1)) plan.kept_dims.push_back(d);
+
+  // The geometry sees the dims of size > 1 only (at most 63 of them, since their product
+  // is an element count), so that a bit per dim is enough whatever the tensor's rank.
+  at::DimVector sizes, strides, dims;
+  uint64_t reduced_bits = 0;
+  for (int64_t d = 0; d < ndim; ++d) {
+    if (x.size(d) == 1) continue;
+    if (reduced[d]) reduced_bits |= uint64_t{1} << sizes.size();
+    dims.push_back(d);
+    sizes.push_back(x.size(d));
+    strides.push_back(x.stride(d));
   }
-  plan.kept_in_order = std::is_sorted(plan.kept_dims.begin(), plan.kept_dims.end());
-  if (!plan_passes(x, order, reduced, &plan.passes)) {
+  const DimOrder order = memory_order(sizes, strides);
+  for (int k : order) {
+    if ((reduced_bits >> k) & 1) continue;
+    plan.kept_dims.push_back(dims[k]);
+    plan.kept_sizes.push_back(sizes[k]);
+  }
+  if (!plan_passes(memory_layout(sizes, strides, order, reduced_bits), &plan.passes)) {
     // More dims than the geometry indexes (geometry.h): copy into kept-dims-first order,
-    // which is one kept and one reduced dim.
+    // the kept dims in the order the kernels write them, which is one pass of rows.
     std::vector<int64_t> copy_order(plan.kept_dims.begin(), plan.kept_dims.end());
     for (int64_t d = 0; d < ndim; ++d) {
-      if (((reduced >> d) & 1) || x.size(d) == 1) copy_order.push_back(d);
+      if (reduced[d] || x.size(d) == 1) copy_order.push_back(d);
     }
     plan.input = x.permute(copy_order).contiguous();
     plan.copied = true;
-    uint64_t permuted_reduced = 0;
-    for (size_t i = 0; i < copy_order.size(); ++i) {
-      if ((reduced >> copy_order[i]) & 1) permuted_reduced |= uint64_t{1} << i;
-    }
-    const DimOrder copied_order = memory_order(plan.input.sizes(), plan.input.strides());
-    TORCH_INTERNAL_ASSERT(plan_passes(plan.input, copied_order, permuted_reduced, &plan.passes));
-    for (int64_t& d : plan.kept_dims) {
-      d = std::find(copy_order.begin(), copy_order.end(), d) - copy_order.begin();
-    }
+    ReductionPass rows;
+    rows.outer.ndim = 1;
+    rows.outer.sizes[0] = rows.outer_size = plan.outputs;
+    rows.outer.strides[0] = rows.length = plan.length;
+    plan.passes.assign({rows});
   }
   return plan;
 }
 
-int64_t SumPlan::outputs() const {
-  int64_t n = 1;
-  for (int64_t d : kept_dims) n *= input.size(d);
-  return n;
+bool SumPlan::kept_in_order() const {
+  return std::is_sorted(kept_dims.begin(), kept_dims.end());
 }
 
 at::Tensor SumPlan::rows() const {
-  if (passes.size() == 1 && passes[0].packed_rows()) {
-    return input.as_strided({outputs(), length}, {length, 1});
+  if (copied || (passes.size() == 1 && passes[0].packed_rows())) {
+    return input.as_strided({outputs, length}, {length, 1});
   }
   std::vector<int64_t> order(kept_dims.begin(), kept_dims.end());
-  for (int d : memory_order(input.sizes(), input.strides())) {
+  for (int64_t d = 0; d < input.dim(); ++d) {
     if (std::find(order.begin(), order.end(), d) == order.end()) order.push_back(d);
   }
-  for (int64_t d = 0; d < input.dim(); ++d) {
-    if (input.size(d) == 1) order.push_back(d);
-  }
-  return input.permute(order).contiguous().view({outputs(), length});
+  return input.permute(order).contiguous().view({outputs, length});
 }
 
 at::Tensor SumPlan::empty_output() const {
   const at::TensorOptions options = input.options().dtype(natural_dtype(input.scalar_type()));
-  // In the tensor's own order the kernels write torch.sum's result itself.
-  return kept_in_order ? at::empty(out_shape, options) : at::empty({outputs()}, options);
+  return kept_in_order() ? at::empty(out_shape, options) : at::empty({outputs}, options);
 }
 
 at::Tensor SumPlan::finish(const at::Tensor& output) const {
-  at::Tensor result = output;
-  if (!kept_in_order) {
-    // The output holds the kept dims in memory order; permute them into the tensor's.
-    at::DimVector sizes, memory_position(kept_dims.size());
-    for (int64_t d : kept_dims) sizes.push_back(input.size(d));
-    for (size_t i = 0; i < kept_dims.size(); ++i) {
-      const int64_t rank = std::count_if(kept_dims.begin(), kept_dims.end(),
-                                         [&](int64_t d) { return d < kept_dims[i]; });
-      memory_position[rank] = static_cast<int64_t>(i);
-    }
-    result = output.view(sizes).permute(memory_position).reshape(out_shape);
+  if (kept_in_order()) {
+    return output.scalar_type() == out_dtype ? output : output.to(out_dtype);
   }
-  if (result.is_contiguous() && result.scalar_type() == out_dtype) return result;
-  return result.to(result.options().dtype(out_dtype), /*non_blocking=*/false, /*copy=*/false,
-                   at::MemoryFormat::Contiguous);
+  // The output holds the kept dims in write order: that view, permuted into the tensor's
+  // order, copied into a contiguous result (converting the dtype on the way).
+  at::DimVector permutation(kept_dims.size()), sizes;
+  std::iota(permutation.begin(), permutation.end(), 0);
+  std::sort(permutation.begin(), permutation.end(),
+            [&](int64_t a, int64_t b) { return kept_dims[a] < kept_dims[b]; });
+  for (int64_t k : permutation) sizes.push_back(kept_sizes[k]);
+  at::Tensor result = at::empty(out_shape, output.options().dtype(out_dtype));
+  result.view(sizes).copy_(output.view(kept_sizes).permute(permutation));
+  return result;
 }
+
+namespace {
+
+// A complex sum is two real sums: the same dims of the tensor's real view, whose last dim
+// (real, imaginary) is kept.
+at::Tensor complex_sum(const at::Tensor& self, at::OptionalIntArrayRef dim, bool keepdim,
+                       std::optional<at::ScalarType> dtype, std::string_view kernel) {
+  check_args(self.scalar_type(), dtype, self.device().type(), kernel);
+  const ReducedDims reduced = reduced_dims(self.dim(), dim, keepdim);
+  at::Tensor x = dtype ? self.to(*dtype) : self;
+  std::vector<int64_t> dims;
+  for (int64_t d = 0; d < x.dim(); ++d) {
+    if (reduced[d]) dims.push_back(d);
+  }
+  if (x.dim() == 0) {  // a 0-d tensor: a sum of one element
+    x = x.unsqueeze(0);
+    dims = {0};
+    keepdim = false;
+  }
+  const at::Tensor real = at::view_as_real(x.resolve_conj());
+  return at::view_as_complex(run_sum(real, dims, keepdim, std::nullopt, kernel));
+}
+
+}  // namespace
 
 at::Tensor run_sum(const at::Tensor& self, at::OptionalIntArrayRef dim, bool keepdim,
                    std::optional<at::ScalarType> dtype, std::string_view kernel) {
+  if (at::isComplexType(dtype.value_or(self.scalar_type()))) {
+    return complex_sum(self, dim, keepdim, dtype, kernel);
+  }
   const SumPlan plan = make_plan(self, dim, keepdim, dtype, kernel);
   if (plan.result) return *plan.result;
   at::Tensor out = plan.empty_output();

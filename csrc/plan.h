@@ -9,13 +9,13 @@
 #include <c10/core/DeviceType.h>
 #include <c10/util/ArrayRef.h>
 
-#include <bitset>
 #include <optional>
 #include <string>
 #include <string_view>
 #include <vector>
 
 #include "geometry.h"
+#include "sum_traits.h"
 
 namespace warpreduce {
 
@@ -29,7 +29,7 @@ enum class KernelRole {
   kFast,      // the default path
   kBaseline,  // another library's reduction, for comparison
 };
-// Sums plan.input into `out`: plan.outputs() elements of the natural dtype, in the kept
+// Sums plan.input into `out`: plan.outputs elements of the natural dtype, in the kept
 // dims' memory order (SumPlan::finish puts them in place). Current device and stream.
 using Launcher = void (*)(const SumPlan& plan, at::Tensor& out);
 struct Kernel {
@@ -54,9 +54,9 @@ using SumSignature = at::Tensor(const at::Tensor&, at::OptionalIntArrayRef, bool
 const Kernel* check_args(at::ScalarType self_dtype, std::optional<at::ScalarType> dtype,
                          c10::DeviceType device, std::string_view kernel);
 
-// The dtypes warpreduce.sum takes, with torch's names: the only list of them. X(type,
-// name, ...) for each; check_args, the dispatch below and supported_dtypes() expand it.
-#define WARPREDUCE_DTYPES(X, ...)           \
+// The dtypes the kernels sum, with torch's names: the only list of them. X(type, name, ...)
+// for each; check_args, the dispatch below and supported_dtypes() expand it.
+#define WARPREDUCE_KERNEL_DTYPES(X, ...)    \
   X(at::kBool, "bool", __VA_ARGS__)         \
   X(at::kByte, "uint8", __VA_ARGS__)        \
   X(at::kChar, "int8", __VA_ARGS__)         \
@@ -68,10 +68,31 @@ const Kernel* check_args(at::ScalarType self_dtype, std::optional<at::ScalarType
   X(at::kFloat, "float32", __VA_ARGS__)     \
   X(at::kDouble, "float64", __VA_ARGS__)
 
-// The one dtype dispatch of the project: scalar_t for each dtype of the list.
-#define WARPREDUCE_DISPATCH_CASE(type, name, ...) AT_DISPATCH_CASE(type, __VA_ARGS__)
+// Complex dtypes: a sum of complex numbers is two real sums, which the same kernels run
+// over the tensor's real view (run_sum).
+#define WARPREDUCE_COMPLEX_DTYPES(X, ...)          \
+  X(at::kComplexFloat, "complex64", __VA_ARGS__) \
+  X(at::kComplexDouble, "complex128", __VA_ARGS__)
+
+// Every dtype warpreduce.sum takes.
+#define WARPREDUCE_DTYPES(X, ...) \
+  WARPREDUCE_KERNEL_DTYPES(X, __VA_ARGS__) WARPREDUCE_COMPLEX_DTYPES(X, __VA_ARGS__)
+
+// The one dtype dispatch of the project: scalar_t is the kernels' element type for each
+// dtype of the kernel list (kernel_t: BoolByte for bool, sum_traits.h says why). Read a
+// tensor's elements as scalar_t with kernel_data.
+#define WARPREDUCE_DISPATCH_CASE(type, name, ...)                                          \
+  case type: {                                                                             \
+    using scalar_t [[maybe_unused]] = ::warpreduce::kernel_t<c10::impl::ScalarTypeToCPPTypeT<type>>; \
+    return __VA_ARGS__();                                                                  \
+  }
 #define WARPREDUCE_DISPATCH(TYPE, NAME, ...) \
-  AT_DISPATCH_SWITCH(TYPE, NAME, WARPREDUCE_DTYPES(WARPREDUCE_DISPATCH_CASE, __VA_ARGS__))
+  AT_DISPATCH_SWITCH(TYPE, NAME, WARPREDUCE_KERNEL_DTYPES(WARPREDUCE_DISPATCH_CASE, __VA_ARGS__))
+
+template <typename T>
+const T* kernel_data(const at::Tensor& t) {
+  return static_cast<const T*>(t.const_data_ptr());
+}
 
 // The names of the dtypes of WARPREDUCE_DTYPES, in its order.
 std::vector<std::string> supported_dtypes();
@@ -91,32 +112,39 @@ struct SumPlan {
 
   at::DimVector out_shape;   // torch.sum's result shape
   at::ScalarType out_dtype;  // torch.sum's result dtype
-  // The kept dims (size > 1) in memory order: the order in which the kernels write.
+  // Where each output lands: the kept dims of size > 1, as dims of the caller's tensor,
+  // in the order the kernels write them (memory order). The same whether or not the
+  // input was copied, since a copy is made in this order.
   at::DimVector kept_dims;
-  // kept_dims is in the tensor's own order: the kernels write torch.sum's layout.
-  bool kept_in_order = true;
-  int64_t length = 1;  // elements each output sums
+  at::DimVector kept_sizes;  // their sizes
+  int64_t outputs = 1;  // elements the kernels write: the product of the kept dims
+  int64_t length = 1;   // elements each output sums
   // The input was copied into kept-dims-first order: its layout needs more dims than the
   // geometry indexes (kMaxOuterDims).
   bool copied = false;
 
-  int64_t outputs() const;
-  // The elements as contiguous rows, [outputs(), length], row i for output i: what the
+  // The kernels write torch.sum's layout directly: kept_dims is in the tensor's order.
+  bool kept_in_order() const;
+  // The elements as contiguous rows, [outputs, length], row i for output i: what the
   // staged kernels and CUB read. A view when the geometry is one pass of packed rows
-  // (x.sum(-1), a full sum of a dense tensor), else a copy in that order.
+  // (x.sum(-1), a full sum of a dense tensor) or the input is a copy, else a copy in
+  // that order.
   at::Tensor rows() const;
-  // What the kernels write into: outputs() elements of the natural dtype of the input
-  // (int64 for integers and bool, else the dtype itself).
+  // What the kernels write into: `outputs` elements of the natural dtype of the input
+  // (int64 for integers and bool, else the dtype itself); torch.sum's shape already when
+  // kept_in_order().
   at::Tensor empty_output() const;
-  // The kernels' output as torch.sum's result: the kept dims put back in their order
-  // (a copy of the output only when memory order differs, e.g. permuted inputs), the
-  // shape and the dtype.
+  // The kernels' output as torch.sum's result: a new contiguous tensor of out_shape and
+  // out_dtype, the outputs moved from write order into place where the orders differ.
   at::Tensor finish(const at::Tensor& output) const;
 };
 
-// Which dims torch.sum(self, dim) reduces: dim=None and dim=[] mean all of them. Raises
-// what torch.sum raises for a bad dim (IndexError out of range, RuntimeError repeated).
-std::bitset<at::dim_bitset_size> reduced_dims(int64_t ndim, at::OptionalIntArrayRef dim);
+// Which dims torch.sum(self, dim, keepdim) reduces, a flag per dim: dim=None and dim=[]
+// mean all of them. Raises what torch.sum raises: IndexError for a dim out of range
+// (checked for every dim before repeats), RuntimeError for a repeated dim, RuntimeError
+// for a dim list or dim=None with keepdim on a tensor of more than 64 dims.
+using ReducedDims = c10::SmallVector<bool, 8>;
+ReducedDims reduced_dims(int64_t ndim, at::OptionalIntArrayRef dim, bool keepdim);
 
 // torch.sum(self, dim, keepdim, dtype=dtype) as a plan.
 SumPlan make_plan(const at::Tensor& self, at::OptionalIntArrayRef dim, bool keepdim,

@@ -30,6 +30,15 @@ def sum(input, dim=None, keepdim=False, *, dtype=None, kernel="auto"):
         if dtype is None and kernel == "auto":
             return _C.sum(input, dim, keepdim)  # keywords cost ~0.2 us a call to pass on
         return _C.sum(input, dim, keepdim, dtype=dtype, kernel=kernel)
+    if isinstance(dim, torch.SymInt):
+        # A dim that dynamo made dynamic (a model's x.dim() - 1, a dim that changed between
+        # calls): the op's int[1] argument, like aten's own, takes a SymInt only in a list.
+        dim = [dim]
+    if input.is_nested:  # a jagged tensor would raise a bare NotImplementedError below
+        raise NotImplementedError(
+            "warpreduce.sum takes strided tensors, not nested ones: use torch.sum, or "
+            "convert first (.to_padded_tensor(0))"
+        )
     return _sum_op(input, dim, keepdim, dtype=dtype, kernel=kernel)
 
 

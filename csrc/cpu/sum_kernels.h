@@ -310,7 +310,7 @@ acc_t<T> integer_sum(const T* x, int64_t n, int64_t stride) {
 
 template <typename T>
 combine_t<acc_t<T>> row_sum(const T* x, int64_t n, int64_t stride) {
-  if constexpr (std::is_integral_v<T>) {
+  if constexpr (is_integer_v<T>) {
     return integer_sum(x, n, stride);
   } else {
     return stride == 1 ? contiguous_float_sum(x, n) : strided_float_sum(x, n, stride);
@@ -352,7 +352,7 @@ void rows_pass(const T* x, const ReductionPass& pass, Out* y) {
     return row_sum(x + pass.outer.offset(row) + start * stride, std::min(kRowChunk, length - start),
                    stride);
   };
-  if constexpr (!std::is_integral_v<T>) {
+  if constexpr (!is_integer_v<T>) {
     if (stride == 1 && length < kLeafElements<T>) {  // short rows: the row loop inlined
       for_each_task(rows, length, [&](int64_t row) {
         if (row + kShortRowsAhead < rows) {  // the head of a row further on, into cache
@@ -535,7 +535,7 @@ void integer_column_tile(const T* x, int64_t row_stride, int64_t col_stride, int
 template <typename T>
 void column_tile(const T* x, int64_t row_stride, int64_t col_stride, int64_t rows, int64_t width,
                  acc_t<T>* tile) {
-  if constexpr (std::is_integral_v<T>) {
+  if constexpr (is_integer_v<T>) {
     integer_column_tile(x, row_stride, col_stride, rows, width, tile);
   } else if (col_stride == 1) {
     float_column_tile(x, row_stride, rows, width, tile);
@@ -615,7 +615,7 @@ inline void launch(const SumPlan& plan, at::Tensor& out) {
   WARPREDUCE_DISPATCH(plan.input.scalar_type(), "warpreduce_sum_cpu", [&] {
     using T = scalar_t;
     using Carry = carry_t<T>;
-    const T* x = plan.input.const_data_ptr<T>();
+    const T* x = kernel_data<T>(plan.input);
     out_t<T>* y = out.mutable_data_ptr<out_t<T>>();
     const auto& passes = plan.passes;
     if (passes.size() == 1) return run_pass(x, passes[0], y);

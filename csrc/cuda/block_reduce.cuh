@@ -196,7 +196,7 @@ struct LaneSums<float, true> {
 // and adding, not loading (56% of peak at 2^28); the sum is the same, wraparound
 // included, since nothing is lost before the 64-bit sum.
 template <typename T, bool kExact>
-struct LaneSums<T, kExact, std::enable_if_t<std::is_integral_v<T> && sizeof(T) <= 2>> {
+struct LaneSums<T, kExact, std::enable_if_t<is_integer_v<T> && sizeof(T) <= 2>> {
   using value_t = unsigned long long;
   using Word = std::conditional_t<std::is_signed_v<T>, int, unsigned>;
   static constexpr int kWidenEvery = sizeof(T) == 1 ? 1 << 20 : 1 << 14;
@@ -205,6 +205,10 @@ struct LaneSums<T, kExact, std::enable_if_t<std::is_integral_v<T> && sizeof(T) <
   int count = 0;
 
   __device__ __forceinline__ static Word dot(unsigned word, Word sum) {
+    if constexpr (std::is_same_v<T, BoolByte>) {
+      // Each byte to 1 if nonzero: bit 7 of (low 7 bits + 0x7f) | byte is set exactly then.
+      word = (((word & 0x7f7f7f7fu) + 0x7f7f7f7fu) | word) >> 7 & 0x01010101u;
+    }
     if constexpr (sizeof(T) == 2) {
       return __dp2a_lo(static_cast<int>(word), 0x0101, sum);  // int16: the only 2-byte type
     } else if constexpr (std::is_signed_v<T>) {

@@ -36,7 +36,7 @@ void cub_sum(const at::Tensor& rows, at::Tensor& out) {
   using A = acc_t<T>;
   const int64_t segments = rows.size(0), length = rows.size(1);
   // CUB reads T and adds in A (float for half, 64-bit for integers), like the other kernels.
-  auto in = thrust::make_transform_iterator(rows.const_data_ptr<T>(), CastTo<A>{});
+  auto in = thrust::make_transform_iterator(kernel_data<T>(rows), CastTo<A>{});
   out_t<T>* y = out.mutable_data_ptr<out_t<T>>();
   const auto starts =
       thrust::make_transform_iterator(thrust::counting_iterator<int64_t>(0), RowStart{length});

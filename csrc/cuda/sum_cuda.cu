@@ -197,7 +197,7 @@ template <typename Stage>
 void launch_stage(const SumPlan& plan, at::Tensor& out) {
   const at::Tensor rows = plan.rows();
   WARPREDUCE_DISPATCH(rows.scalar_type(), "warpreduce_sum_stage", [&] {
-    run_stage<Stage>(rows.const_data_ptr<scalar_t>(), out.mutable_data_ptr<out_t<scalar_t>>(),
+    run_stage<Stage>(kernel_data<scalar_t>(rows), out.mutable_data_ptr<out_t<scalar_t>>(),
                      rows.size(0), rows.size(1), out.options());
   });
 }
@@ -392,7 +392,7 @@ void launch_auto(const SumPlan& plan, at::Tensor& out) {
   WARPREDUCE_DISPATCH(plan.input.scalar_type(), "warpreduce_sum_auto", [&] {
     using T = scalar_t;
     using Carry = carry_t<T>;
-    const T* x = plan.input.const_data_ptr<T>();
+    const T* x = kernel_data<T>(plan.input);
     out_t<T>* y = out.mutable_data_ptr<out_t<T>>();
     const auto& passes = plan.passes;
     if (passes.size() == 1) return run_pass(x, passes[0], y, out);
