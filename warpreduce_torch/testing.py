@@ -41,32 +41,32 @@ def layouts(x):
 VIEW_LAYOUTS = ["contiguous", "transposed", "permuted", "sliced", "offset", "expanded"]
 
 
-def random_view(shape, layout, dtype, device, seed=0):
+def random_view(shape, layout, dtype, device, seed=0, *, mean=0.5):
     """A random tensor of `shape` in `layout` (one of VIEW_LAYOUTS): a view of a random
-    base tensor, read through its strides."""
+    base tensor (random_tensor's, around `mean`), read through its strides."""
     shape = tuple(shape)
     if layout == "contiguous" or len(shape) == 0:
-        return random_tensor(shape, dtype, device, seed)
+        return random_tensor(shape, dtype, device, seed, mean=mean)
     if layout == "transposed":  # the last two dims swapped (or a 1-D stride 1 view)
         if len(shape) < 2:
-            return random_tensor(shape, dtype, device, seed)
-        base = random_tensor(shape[:-2] + (shape[-1], shape[-2]), dtype, device, seed)
+            return random_tensor(shape, dtype, device, seed, mean=mean)
+        base = random_tensor(shape[:-2] + (shape[-1], shape[-2]), dtype, device, seed, mean=mean)
         return base.transpose(-1, -2)
     if layout == "permuted":  # dims reversed
-        base = random_tensor(shape[::-1], dtype, device, seed)
+        base = random_tensor(shape[::-1], dtype, device, seed, mean=mean)
         return base.permute(*reversed(range(len(shape))))
     if layout == "sliced":  # every other element of the first dim, a prefix of the last
         big = (
             (2 * shape[0],) + shape[1:-1] + (shape[-1] + 3,) if len(shape) > 1 else (2 * shape[0],)
         )
-        base = random_tensor(big, dtype, device, seed)
+        base = random_tensor(big, dtype, device, seed, mean=mean)
         view = base[::2]
         return view[..., : shape[-1]] if len(shape) > 1 else view
     if layout == "offset":  # the data pointer one element past a 16-byte boundary
-        base = random_tensor(shape[:-1] + (shape[-1] + 1,), dtype, device, seed)
+        base = random_tensor(shape[:-1] + (shape[-1] + 1,), dtype, device, seed, mean=mean)
         return base[..., 1:]
     if layout == "expanded":  # the first dim broadcast (stride 0)
-        base = random_tensor((1,) + shape[1:], dtype, device, seed)
+        base = random_tensor((1,) + shape[1:], dtype, device, seed, mean=mean)
         return base.expand(shape)
     raise ValueError(layout)
 

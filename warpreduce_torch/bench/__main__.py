@@ -4,6 +4,8 @@
     python -m warpreduce_torch.bench --sizes 20-24 --dtypes float32 --stages
     python -m warpreduce_torch.bench --stages-table        # the staged kernels' story
     python -m warpreduce_torch.bench --dims                # dim reductions, shape by shape
+    python -m warpreduce_torch.bench --random 200 --seed 1 # dim reductions, random shapes
+    python -m warpreduce_torch.bench --small-extents       # 2-8 summed in the middle
     python -m warpreduce_torch.bench --cpu                 # the CPU kernel, even with a GPU
 
 For each dtype, size and implementation: GPU time per call (CUDA events over a loop,
@@ -12,7 +14,9 @@ per call (torch.utils.benchmark, host overhead included) and, for floats, the er
 against a float64 sum; the implementations take turns, in 7 interleaved rounds a size.
 Prints torch.utils.benchmark Compare tables, then writes the raw numbers (CSV), the
 device (JSON) and a plot (PNG) into --out. Without a GPU, or with --cpu, it compares the
-CPU kernel with torch.sum on the CPU instead (warpreduce_torch.bench.cpu).
+CPU kernel with torch.sum on the CPU instead (warpreduce_torch.bench.cpu). --random and
+--small-extents: warpreduce_torch.bench.random_shapes, on the GPU or (without one, or
+with --cpu) on the CPU.
 """
 
 import argparse
@@ -27,7 +31,7 @@ import torch.utils.benchmark as benchmark
 
 import warpreduce_torch as wr
 
-from . import cpu, dims, stages
+from . import cpu, dims, random_shapes, stages
 from .timing import DTYPES, Device, implementation, rotating_inputs, side_by_side, write_csv
 
 
@@ -170,12 +174,12 @@ def throughput_table(rows, impls, device):
 
 
 def write_device_json(path, device, argv):
-    """The device, torch and command of a run, as strict JSON: an unknown number (the
-    peak of a CPU or of a GPU that does not report its memory clock) is null, not the
-    NaN that strict parsers reject."""
+    """The device (a Device, or a dict of fields), torch and command of a run, as strict
+    JSON: an unknown number (the peak of a CPU or of a GPU that does not report its memory
+    clock) is null, not the NaN that strict parsers reject."""
     fields = {
         k: None if isinstance(v, float) and not math.isfinite(v) else v
-        for k, v in device.__dict__.items()
+        for k, v in (device if isinstance(device, dict) else device.__dict__).items()
     }
     path.write_text(
         json.dumps(
@@ -252,6 +256,86 @@ def run_dims(args, argv):
     return 0
 
 
+def parse_indices(tokens):
+    """ "17" or "100-199" (both ends included), any number of them: a set of indices."""
+    picked = set()
+    for token in tokens:
+        lo, _, hi = token.partition("-")
+        picked.update(range(int(lo), int(hi or lo) + 1))
+    return picked
+
+
+def run_random(args, argv):
+    """--random N and --small-extents (warpreduce_torch.bench.random_shapes)."""
+    check_bench_extra()
+    where = "cpu" if args.cpu or not torch.cuda.is_available() else "cuda"
+    if where == "cuda":
+        device = Device.current()
+        described, fields = device.describe(), device.__dict__
+        title = device.name
+    else:
+        fields = cpu.describe()
+        described = f"{fields['cpu']}, {fields['cores']} cores, {fields['torch_threads']} threads"
+        title = f"CPU, {fields['torch_threads']} threads"
+    stem = "small_extents" if args.small_extents else "random"
+    out = pathlib.Path(args.out)
+    out.mkdir(parents=True, exist_ok=True)
+    if args.merge:
+        rows = random_shapes.read_rows(args.merge)
+        title, fields = f"{len(args.merge)} runs merged", {"merged": args.merge}
+        print(f"{len(rows)} shapes from {', '.join(args.merge)}")
+    else:
+        rows = measure_random(args, argv, where, described, out / f"{stem}.csv")
+    if not rows:
+        print("No shape measured.")
+        return 1
+    print(random_shapes.summary(rows))
+    if args.small_extents:
+        print(random_shapes.small_extents_table(rows))
+    else:
+        print(random_shapes.worst_table(rows, "torch.sum"))
+        print(random_shapes.worst_table(rows, "roofline"))
+    write_csv(rows, out / f"{stem}.csv")
+    write_device_json(out / f"{stem}.json", {**fields, "seed": args.seed}, argv)
+    if args.small_extents:
+        random_shapes.plot_small_extents(rows, title, out / f"{stem}.png")
+    else:
+        random_shapes.plot(rows, title, out / f"{stem}.png")
+    print(f"\nWrote {out / stem}.csv, .json and .png")
+    return 0
+
+
+def measure_random(args, argv, where, described, csv_path):
+    """The rows of --random or --small-extents, measured; the CSV rewritten after each
+    shape, so that a run cut short leaves what it measured."""
+    if args.small_extents:
+        indexed = list(enumerate(random_shapes.small_extent_cases(where)))
+    else:
+        n = args.random or (200 if where == "cuda" else 100)
+        lo, hi = args.mib or (random_shapes.GPU_MIB if where == "cuda" else random_shapes.CPU_MIB)
+        cases = random_shapes.sample_cases(n, args.seed, int(lo * 2**20), int(hi * 2**20))
+        picked = parse_indices(args.pick) if args.pick else range(n)
+        indexed = [(i, c) for i, c in enumerate(cases) if i in picked]
+    with_compile = where == "cuda" and not args.no_compile and not args.small_extents
+    print(f"Device: {described}" + ("" if where == "cuda" else " (the CPU comparison)"))
+    print(
+        f"torch {torch.__version__}, {datetime.datetime.now():%Y-%m-%d %H:%M}, {len(indexed)} "
+        f"shapes: auto, torch.sum{', torch.compile' if with_compile else ''} and the roofline "
+        "side by side"
+    )
+    print(f"command: python -m warpreduce_torch.bench {' '.join(argv)}\n", flush=True)
+    if where == "cuda":
+        measure = lambda case: random_shapes.measure_gpu(case, with_compile)  # noqa: E731
+    else:
+        measure = lambda case: random_shapes.measure_cpu(case, args.min_run_time)  # noqa: E731
+    bar = progress(len(indexed))
+    rows = random_shapes.run(
+        indexed, measure, args.max_seconds or math.inf, bar, lambda rows: write_csv(rows, csv_path)
+    )
+    bar.close()
+    return rows
+
+
 def main(argv=None):
     parser = argparse.ArgumentParser(
         prog="python -m warpreduce_torch.bench", description=__doc__.split("\n\n")[0]
@@ -277,7 +361,11 @@ def main(argv=None):
         help="print the staged kernels' table instead (warpreduce_torch.bench.stages)",
     )
     parser.add_argument(
-        "--min-run-time", type=float, default=0.1, help="seconds of wall-time measurement per point"
+        "--min-run-time",
+        type=float,
+        default=0.1,
+        help="seconds of wall-time measurement per point (with --random or --small-extents on "
+        "the CPU: per shape and implementation)",
     )
     parser.add_argument(
         "--dims",
@@ -305,8 +393,60 @@ def main(argv=None):
         default="",
         help="CPU comparison: only the cases whose name contains this text",
     )
+    parser.add_argument(
+        "--random",
+        type=int,
+        nargs="?",
+        const=0,
+        metavar="N",
+        help="dim reductions of N random shapes instead (warpreduce_torch.bench.random_shapes;"
+        " default 200 on a GPU, 100 on the CPU): auto, torch.sum, torch.compile and the roofline",
+    )
+    parser.add_argument(
+        "--seed", type=int, default=0, help="with --random: the seed the shapes are drawn from"
+    )
+    parser.add_argument(
+        "--mib",
+        type=float,
+        nargs=2,
+        metavar=("LO", "HI"),
+        help="with --random: the input size range in MiB (default 8 256 on a GPU, 2 32 on the CPU)",
+    )
+    parser.add_argument(
+        "--pick",
+        nargs="+",
+        metavar="I",
+        help="with --random: measure only these indices of the sample, each an index or a "
+        "range such as 100-199 (to rerun shapes of a run, or to split one over several calls)",
+    )
+    parser.add_argument(
+        "--merge",
+        nargs="+",
+        metavar="CSV",
+        help="with --random or --small-extents: summarize the rows of earlier runs' CSVs (one "
+        "run split with --pick) instead of measuring: the tables, CSV and plot into --out",
+    )
+    parser.add_argument(
+        "--no-compile",
+        action="store_true",
+        help="with --random on a GPU: leave out torch.compile (compiling takes ~1-2 s a shape)",
+    )
+    parser.add_argument(
+        "--small-extents",
+        action="store_true",
+        help="(outer, 2-8, inner 1-4096) summed over the middle dim, float32 and bfloat16, "
+        "64 MiB or more (16 on the CPU): auto against the roofline (and torch.sum)",
+    )
+    parser.add_argument(
+        "--max-seconds",
+        type=float,
+        help="with --random or --small-extents: stop before a shape that might end past this "
+        "many seconds of measuring (judged by the longest so far) and report what was measured",
+    )
     parser.add_argument("--out", default="results", help="folder for the CSV, JSON and PNG")
     args = parser.parse_args(argv)
+    if args.random is not None or args.small_extents:
+        return run_random(args, sys.argv[1:] if argv is None else argv)
     if args.cpu or (not torch.cuda.is_available() and not args.dims and not args.stages_table):
         return cpu.main(args, sys.argv[1:] if argv is None else argv)
     if args.stages_table:

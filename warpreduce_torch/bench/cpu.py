@@ -29,7 +29,7 @@ import torch.utils.benchmark as benchmark
 import warpreduce_torch as wr
 from warpreduce_torch.testing import random_tensor
 
-from .timing import check_close_to_sum, write_csv
+from .timing import check_close_to_sum, interleaved_wall_times, write_csv
 
 ROUNDS = 5
 IMPLS = {"torch.sum": torch.sum, "warpreduce": wr.sum}
@@ -111,19 +111,10 @@ def call(fn, dim):
 def measure(case, x, threads, min_run_time):
     """Median seconds per call of each implementation at `threads` threads, in interleaved
     rounds."""
-    walls = {name: [] for name in IMPLS}
-    for _ in range(ROUNDS):
-        for name, fn in IMPLS.items():
-            timer = benchmark.Timer(
-                stmt="f(x)",
-                globals={"f": call(fn, case.dim), "x": x},
-                num_threads=threads,
-                label="CPU: wall time per call",
-                sub_label=case.name,
-                description=name,
-            )
-            walls[name].append(timer.blocked_autorange(min_run_time=min_run_time / ROUNDS))
-    return {name: benchmark.Measurement.merge(m)[0] for name, m in walls.items()}
+    fns = {name: call(fn, case.dim) for name, fn in IMPLS.items()}
+    return interleaved_wall_times(
+        fns, x, "CPU: wall time per call", case.name, min_run_time, ROUNDS, threads
+    )
 
 
 def cpu_name():

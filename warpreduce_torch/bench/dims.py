@@ -23,10 +23,7 @@ import warpreduce_torch as wr
 from warpreduce_torch import _C
 from warpreduce_torch.testing import random_tensor
 
-from .timing import GpuLoop, check_close_to_sum
-
-ROTATE_BYTES = 1 << 30  # inputs rotated over at least this much memory, beyond L2
-ROUNDS = 7
+from .timing import check_close_to_sum, implementation, interleaved_gpu_times, rotated
 
 
 @dataclasses.dataclass(frozen=True)
@@ -97,7 +94,9 @@ def model_cases():
 
 
 def plan_summary(x, dim):
-    dims = [dim] if isinstance(dim, int) else list(dim)
+    """The kinds of auto's passes for a sum of x over `dim` (an int, a tuple, or None:
+    every dim), and whether it copies x."""
+    dims = None if dim is None else [dim] if isinstance(dim, int) else list(dim)
     plan = _C.plan(x, dims)
     kinds = "+".join(p["kind"] for p in plan["passes"])
     return kinds + (" (copied)" if plan["copied"] else "")
@@ -110,27 +109,11 @@ def reads_rows_in_place(x, dim):
 
 
 def implementations(case, x):
-    dim = case.dim
-    torch._dynamo.reset()  # each case compiles its own kernel (dynamic=False)
-    fns = {
-        "torch.sum": lambda t: torch.sum(t, dim),
-        "torch.compile": torch.compile(lambda t: torch.sum(t, dim), dynamic=False),
-        "auto": lambda t: wr.sum(t, dim),
-    }
-    if reads_rows_in_place(x, dim):
-        fns["cub"] = lambda t: wr.sum(t, dim, kernel="cub")
-    return fns
-
-
-def interleaved_gpu_times(fns, inputs):
-    """Median seconds per call of each implementation, the implementations taking turns
-    in every round so that drift falls on all alike."""
-    loops = {name: GpuLoop(fn, inputs) for name, fn in fns.items()}
-    samples = {name: [] for name in fns}
-    for _ in range(ROUNDS):
-        for name, loop in loops.items():
-            samples[name].append(loop.sample())
-    return {name: statistics.median(s) for name, s in samples.items()}
+    """Each case compiles its own kernel (dynamic=False)."""
+    names = ["torch.sum", "torch.compile", "auto"]
+    if reads_rows_in_place(x, case.dim):
+        names.append("cub")
+    return {name: implementation(name, case.dim) for name in names}
 
 
 def full_reduction_time(numel, dtype, cache):
@@ -138,16 +121,11 @@ def full_reduction_time(numel, dtype, cache):
     key = (numel, dtype)
     if key not in cache:
         inputs = rotated(
-            [lambda seed: random_tensor((numel,), getattr(torch, dtype), "cuda", seed)],
+            lambda seed: random_tensor((numel,), getattr(torch, dtype), "cuda", seed),
             numel * getattr(torch, dtype).itemsize,
         )
         cache[key] = interleaved_gpu_times({"full": wr.sum}, inputs)["full"]
     return cache[key]
-
-
-def rotated(makers, nbytes):
-    count = max(2, min(64, ROTATE_BYTES // max(nbytes, 1)))
-    return [makers[0](seed) for seed in range(count)]
 
 
 def run(cases, progress=None):
@@ -155,7 +133,7 @@ def run(cases, progress=None):
     for case in cases:
         probe = case.make(0)
         nbytes = probe.numel() * probe.element_size()
-        inputs = rotated([case.make], nbytes)
+        inputs = rotated(case.make, nbytes)
         fns = implementations(case, probe)
         for name, fn in fns.items():
             check_close_to_sum(name, fn(inputs[0]), inputs[0], case.dim, case.name)

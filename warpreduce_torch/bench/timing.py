@@ -45,8 +45,11 @@ class Device:
 # The dtypes warpreduce.sum takes, by torch's names: the benchmarks' --dtypes choices.
 DTYPES = {str(t).removeprefix("torch."): t for t in wr.dtypes()}
 
+ROTATE_BYTES = 1 << 30  # GPU inputs are rotated over at least this much memory, beyond L2
+ROUNDS = 7  # interleaved rounds of GPU loops, each implementation taking a turn in each
 
-def rotating_inputs(n, dtype, device, rotate_bytes=1 << 30, max_views=4096):
+
+def rotating_inputs(n, dtype, device, rotate_bytes=ROTATE_BYTES, max_views=4096):
     """Views of n elements spread over one random buffer of at least `rotate_bytes`
     (1 GiB) and two inputs, so that a loop cycling through them reads from DRAM, not
     from the 50-60 MB of L2 of an H100/H200. Views start on 256-element boundaries."""
@@ -84,18 +87,43 @@ class GpuLoop:
         return self.start.elapsed_time(self.end) / 1e3 / self.calls
 
 
+def rotated(make, nbytes, max_inputs=64):
+    """Inputs made by make(seed) for seeds 0, 1, ...: enough of them (two at least,
+    max_inputs at most) that a loop over them reads ROTATE_BYTES, when each reads
+    `nbytes`."""
+    count = max(2, min(max_inputs, ROTATE_BYTES // max(nbytes, 1)))
+    return [make(seed) for seed in range(count)]
+
+
+def interleaved_gpu_times(fns, inputs, rounds=ROUNDS):
+    """Median seconds per call of each of `fns` (GpuLoop), the implementations taking
+    turns in every round so that drift falls on all alike. `inputs`: the list every
+    implementation cycles through, or a dict of such lists by implementation."""
+    loops = {
+        name: GpuLoop(fn, inputs[name] if isinstance(inputs, dict) else inputs)
+        for name, fn in fns.items()
+    }
+    samples = {name: [] for name in fns}
+    for _ in range(rounds):
+        for name, loop in loops.items():
+            samples[name].append(loop.sample())
+    return {name: statistics.median(s) for name, s in samples.items()}
+
+
 def gpu_time(fn, inputs, min_loop_s=0.02, repeats=7):
     """Median GPU time per call of `repeats` loops (GpuLoop)."""
     loop = GpuLoop(fn, inputs, min_loop_s)
     return statistics.median(loop.sample() for _ in range(repeats))
 
 
-def wall_measurement(fn, x, label, sub_label, description, min_run_time=0.2):
+def wall_measurement(fn, x, label, sub_label, description, min_run_time=0.2, threads=1):
     """torch.utils.benchmark's wall time per call (it synchronizes CUDA around each
-    block of calls): what a caller of the op waits, host overhead included."""
+    block of calls): what a caller of the op waits, host overhead included; on the CPU at
+    `threads` threads (torch.utils.benchmark's default is 1)."""
     timer = benchmark.Timer(
         stmt="fn(x)",
         globals={"fn": fn, "x": x},
+        num_threads=threads,
         label=label,
         sub_label=sub_label,
         description=description,
@@ -103,7 +131,24 @@ def wall_measurement(fn, x, label, sub_label, description, min_run_time=0.2):
     return timer.blocked_autorange(min_run_time=min_run_time)
 
 
-def side_by_side(fns, inputs, label, sub_label, min_run_time, rounds=7):
+def interleaved_wall_times(fns, x, label, sub_label, min_run_time, rounds=5, threads=1):
+    """Wall time of each of `fns` (a merged torch.utils.benchmark Measurement), in
+    interleaved rounds of min_run_time / rounds seconds each, so that a drift in the
+    machine's speed falls on all alike. `x`: the input of every implementation, or a
+    dict of inputs by implementation."""
+    walls = {name: [] for name in fns}
+    for _ in range(rounds):
+        for name, fn in fns.items():
+            own = x[name] if isinstance(x, dict) else x
+            walls[name].append(
+                wall_measurement(
+                    fn, own, label, sub_label, name, min_run_time / rounds, threads=threads
+                )
+            )
+    return {name: benchmark.Measurement.merge(m)[0] for name, m in walls.items()}
+
+
+def side_by_side(fns, inputs, label, sub_label, min_run_time, rounds=ROUNDS):
     """Wall time (a merged torch.utils.benchmark Measurement) and median GPU time per call
     (seconds; None without a GPU) of each of `fns`, measured in interleaved rounds: every
     implementation takes its turn in every round, so that a drift in the speed of a shared
@@ -130,20 +175,24 @@ def side_by_side(fns, inputs, label, sub_label, min_run_time, rounds=7):
     }
 
 
-def implementation(name):
-    """A callable x -> sum for a name: "torch.sum", "torch.compile" (Inductor's kernel
-    for torch.sum, compiled afresh for each call of this function: dynamo recompiles
-    for new shapes only up to its cache limit, then silently runs eagerly), or a kernel
-    of warpreduce_torch; "auto" is warpreduce_torch.sum as users call it, with no
-    wrapper around it."""
-    if name == "torch.sum":
-        return torch.sum
+def implementation(name, dim=None):
+    """A callable x -> sum of x (over `dim`, when given) for a name: "torch.sum",
+    "torch.compile" (Inductor's kernel for torch.sum, compiled afresh for each call of
+    this function, for one shape: dynamo recompiles for new shapes only up to its cache
+    limit, then silently runs eagerly), or a kernel of warpreduce_torch; "auto" is
+    warpreduce_torch.sum as users call it, with no wrapper around it for a full sum."""
     if name == "torch.compile":
         torch._dynamo.reset()
-        return torch.compile(lambda x: torch.sum(x), dynamic=False)
+        if dim is None:
+            return torch.compile(lambda x: torch.sum(x), dynamic=False)
+        return torch.compile(lambda x: torch.sum(x, dim), dynamic=False)
+    if name == "torch.sum":
+        return torch.sum if dim is None else lambda x: torch.sum(x, dim)
     if name == "auto":
-        return wr.sum
-    return functools.partial(wr.sum, kernel=name)
+        return wr.sum if dim is None else lambda x: wr.sum(x, dim)
+    if dim is None:
+        return functools.partial(wr.sum, kernel=name)
+    return lambda x: wr.sum(x, dim, kernel=name)
 
 
 def check_close_to_sum(name, got, x, dim, case):
