@@ -115,8 +115,10 @@ std::string names_of(c10::ArrayRef<Kernel> kernels) {
 
 const Kernel* check_args(at::ScalarType self_dtype, std::optional<at::ScalarType> dtype,
                          c10::DeviceType device, std::string_view kernel) {
-  check_dtype(self_dtype);
-  if (dtype) check_dtype(*dtype);
+  // dtype= casts first, whatever the input's dtype (as torch.sum does): what the kernels
+  // sum is the dtype after it.
+  check_dtype(dtype.value_or(self_dtype));
+
   const bool on_cpu = device == c10::DeviceType::CPU, on_cuda = device == c10::DeviceType::CUDA;
   if (!on_cpu && !on_cuda) {
     // Fake and meta tensors run no kernel; any name valid on some device passes.
@@ -195,6 +197,12 @@ SumPlan make_plan(const at::Tensor& self, at::OptionalIntArrayRef dim, bool keep
     plan.result = at::empty(plan.out_shape, out_options);
   } else if (plan.length == 0) {
     plan.result = at::zeros(plan.out_shape, out_options);
+  } else if (dtype && at::isIntegralType(*dtype, false) && !at::isSignedType(*dtype) &&
+             *dtype != at::kByte) {
+    // torch.sum sums uint16/32/64 inputs (into int64) but not into them, unless there is
+    // nothing to add.
+    TORCH_CHECK_NOT_IMPLEMENTED(false, "warpreduce.sum: dtype=", *dtype,
+                                " is not supported (torch.sum does not sum into it either)");
   } else if (plan.length == 1) {
     // One element each: the element added to 0, as torch.sum adds it (-0.0 sums to +0.0),
     // into a new tensor.
@@ -292,23 +300,29 @@ at::Tensor SumPlan::finish(const at::Tensor& output) const {
 namespace {
 
 // A complex sum is two real sums: the same dims of the tensor's real view, whose last dim
-// (real, imaginary) is kept.
+// (real, imaginary) is kept. Size-1 dims are dropped first (they sum nothing), so that the
+// real view has at most one dim more than the dims that matter.
 at::Tensor complex_sum(const at::Tensor& self, at::OptionalIntArrayRef dim, bool keepdim,
                        std::optional<at::ScalarType> dtype, std::string_view kernel) {
   check_args(self.scalar_type(), dtype, self.device().type(), kernel);
   const ReducedDims reduced = reduced_dims(self.dim(), dim, keepdim);
-  at::Tensor x = dtype ? self.to(*dtype) : self;
+  const at::Tensor x = (dtype ? self.to(*dtype) : self).resolve_conj();
+  at::DimVector out_shape, sizes, strides;
   std::vector<int64_t> dims;
   for (int64_t d = 0; d < x.dim(); ++d) {
-    if (reduced[d]) dims.push_back(d);
+    if (!reduced[d] || keepdim) out_shape.push_back(reduced[d] ? 1 : x.size(d));
+    if (x.size(d) == 1) continue;
+    if (reduced[d]) dims.push_back(static_cast<int64_t>(sizes.size()));
+    sizes.push_back(x.size(d));
+    strides.push_back(x.stride(d));
   }
-  if (x.dim() == 0) {  // a 0-d tensor: a sum of one element
-    x = x.unsqueeze(0);
-    dims = {0};
-    keepdim = false;
-  }
-  const at::Tensor real = at::view_as_real(x.resolve_conj());
-  return at::view_as_complex(run_sum(real, dims, keepdim, std::nullopt, kernel));
+  // And a new size-1 dim: it adds nothing, and keeps the list of dims to reduce from being
+  // empty (which would mean every dim) when each reduced dim had size 1.
+  dims.push_back(static_cast<int64_t>(sizes.size()));
+  sizes.push_back(1);
+  strides.push_back(1);
+  const at::Tensor real = at::view_as_real(x.as_strided(sizes, strides));
+  return at::view_as_complex(run_sum(real, dims, false, std::nullopt, kernel)).view(out_shape);
 }
 
 }  // namespace

@@ -63,6 +63,9 @@ const Kernel* check_args(at::ScalarType self_dtype, std::optional<at::ScalarType
   X(at::kShort, "int16", __VA_ARGS__)       \
   X(at::kInt, "int32", __VA_ARGS__)         \
   X(at::kLong, "int64", __VA_ARGS__)        \
+  X(at::kUInt16, "uint16", __VA_ARGS__)     \
+  X(at::kUInt32, "uint32", __VA_ARGS__)     \
+  X(at::kUInt64, "uint64", __VA_ARGS__)     \
   X(at::kHalf, "float16", __VA_ARGS__)      \
   X(at::kBFloat16, "bfloat16", __VA_ARGS__) \
   X(at::kFloat, "float32", __VA_ARGS__)     \

@@ -153,12 +153,14 @@ def test_unknown_kernel_lists_the_valid_names(device):
 
 
 def test_cuda_kernel_name_on_cpu_tensor_is_an_error():
-    with pytest.raises(ValueError, match="valid names: auto"):
+    # "runs on cuda tensors, not cpu ones; cpu tensors take: auto..." (or, in a build
+    # without CUDA, "unknown kernel ... valid names: auto...")
+    with pytest.raises(ValueError, match="warp_shuffle.*auto"):
         wr.sum(torch.ones(3), kernel="warp_shuffle")
 
 
 @pytest.mark.parametrize("device", DEVICES)
-@pytest.mark.parametrize("bad", [torch.complex64, torch.uint16, torch.float8_e4m3fn], ids=str)
+@pytest.mark.parametrize("bad", [torch.complex32, torch.float8_e4m3fn], ids=str)
 def test_unsupported_dtype_names_the_supported_ones(device, bad):
     x = torch.ones(3, device=device).to(bad)
     with pytest.raises(NotImplementedError, match="supported: bool, uint8, int8"):

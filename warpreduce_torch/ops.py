@@ -30,7 +30,7 @@ def sum(input, dim=None, keepdim=False, *, dtype=None, kernel="auto"):
         if dtype is None and kernel == "auto":
             return _C.sum(input, dim, keepdim)  # keywords cost ~0.2 us a call to pass on
         return _C.sum(input, dim, keepdim, dtype=dtype, kernel=kernel)
-    if isinstance(dim, torch.SymInt):
+    if dim is not None and not isinstance(dim, (list, tuple)):
         # A dim that dynamo made dynamic (a model's x.dim() - 1, a dim that changed between
         # calls): the op's int[1] argument, like aten's own, takes a SymInt only in a list.
         dim = [dim]

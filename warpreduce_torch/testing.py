@@ -20,10 +20,16 @@ def random_tensor(shape, dtype, device, seed=0, *, mean=0.5):
     if dtype.is_floating_point:
         x = torch.randn(shape, generator=g, device=device, dtype=torch.float32) + mean
         return x.to(dtype)
+    if dtype.is_complex:
+        return torch.randn(shape, generator=g, device=device, dtype=dtype) + mean
     if dtype == torch.bool:
         return torch.rand(shape, generator=g, device=device) < 0.5
+    if dtype == torch.uint64:  # random bits: past int64's range too
+        x = torch.randint(-(2**63), 2**63 - 1, shape, generator=g, device=device)
+        return x.view(torch.uint64)
     info = torch.iinfo(dtype)
-    return torch.randint(info.min, info.max, shape, generator=g, device=device, dtype=dtype)
+    wide = torch.randint(info.min, info.max, shape, generator=g, device=device)
+    return wide.to(dtype)
 
 
 def layouts(x):
@@ -86,30 +92,46 @@ def reduced_length(shape, dim):
 CHAINS = {"cub": lambda n: n / 256}
 
 
+def _torch_sum(x, dim, keepdim, dtype=None):
+    # dim=None as torch.sum(x): torch.sum(x, None) refuses more than 64 dims.
+    if dim is None and not keepdim:
+        return torch.sum(x, dtype=dtype)
+    return torch.sum(x, dim=dim, keepdim=keepdim, dtype=dtype)
+
+
 def assert_sum_matches(result, x, dim=None, keepdim=False, dtype=None, kernel="auto"):
     """`result` is torch.sum(x, dim, keepdim, dtype=dtype): same shape, dtype and device;
     integers exactly; floats within a tolerance that grows with the reduced length (and
     with the serial chains of `kernel`'s summation order), against a float64 reference."""
-    expected = torch.sum(x, dim=dim, keepdim=keepdim, dtype=dtype)
+    expected = _torch_sum(x, dim, keepdim, dtype)
     assert result.shape == expected.shape
     assert result.dtype == expected.dtype
     assert result.device == expected.device
-    if not expected.dtype.is_floating_point:
+    if not (expected.dtype.is_floating_point or expected.dtype.is_complex):
         assert torch.equal(result, expected), (result, expected)
         return
     source = x if dtype is None else x.to(dtype)  # dtype= casts first
-    ref = torch.sum(source.double(), dim=dim, keepdim=keepdim)
-    abs_ref = torch.sum(source.double().abs(), dim=dim, keepdim=keepdim)
+    wide = torch.complex128 if source.dtype.is_complex else torch.float64
+    ref = _torch_sum(source.to(wide), dim, keepdim)
+    abs_ref = _torch_sum(source.to(wide).abs(), dim, keepdim)
     n = reduced_length(tuple(x.shape), dim)
     # One rounding of the result, plus a pairwise-like bound for the summation itself.
     acc_eps = torch.finfo(torch.float64 if expected.dtype == torch.float64 else torch.float32).eps
     chain = math.log2(n + 2) + CHAINS.get(kernel, lambda n: 0)(n)
     tol = torch.finfo(expected.dtype).eps * ref.abs() + 2 * acc_eps * chain * abs_ref
-    err = (result.double() - ref).abs()
-    finite = torch.isfinite(expected)
+    err = (result.to(wide) - ref).abs()
+    # NaN where the sum of the cast elements is NaN (+inf and -inf among them): torch.sum
+    # casts during the reduction on some paths (integers beyond float16's range summed
+    # with dtype=torch.float16 can give it inf), where its documented rule casts first.
+    nan = ref.isnan()
+    assert torch.all(result[nan].isnan())
+    finite = torch.isfinite(expected) & ~nan
     assert torch.all(err[finite] <= tol[finite]), (
         f"max error {err[finite].max().item():.3g}, tolerance {tol[finite].min().item():.3g}"
     )
-    # Where torch.sum gives inf (an input inf, or overflow of float16) or NaN, the same.
-    assert torch.equal(result[~finite].isnan(), expected[~finite].isnan())
-    assert torch.equal(result[expected.isinf()], expected[expected.isinf()])
+    # Elsewhere, where torch.sum gives inf (an input inf, or overflow of float16) or NaN,
+    # the same.
+    special = ~finite & ~nan
+    assert torch.equal(result[special].isnan(), expected[special].isnan())
+    inf = expected.isinf() & ~nan
+    assert torch.equal(result[inf], expected[inf])

@@ -209,8 +209,10 @@ struct LaneSums<T, kExact, std::enable_if_t<is_integer_v<T> && sizeof(T) <= 2>> 
       // Each byte to 1 if nonzero: bit 7 of (low 7 bits + 0x7f) | byte is set exactly then.
       word = (((word & 0x7f7f7f7fu) + 0x7f7f7f7fu) | word) >> 7 & 0x01010101u;
     }
-    if constexpr (sizeof(T) == 2) {
-      return __dp2a_lo(static_cast<int>(word), 0x0101, sum);  // int16: the only 2-byte type
+    if constexpr (sizeof(T) == 2 && std::is_signed_v<T>) {
+      return __dp2a_lo(static_cast<int>(word), 0x0101, sum);
+    } else if constexpr (sizeof(T) == 2) {
+      return __dp2a_lo(word, 0x0101u, sum);
     } else if constexpr (std::is_signed_v<T>) {
       return __dp4a(static_cast<int>(word), 0x01010101, sum);
     } else {
