@@ -2,18 +2,24 @@
 # Everything the GPU machine runs, in one call: build against its torch, the tests,
 # compute-sanitizer on every kernel, then the benchmarks (on a quiet GPU, last).
 #   benchmarks/gpu_check.sh [build] [test] [sanitize] [reliability] [dtensor] [stages]
-#                           [sweep] [dims] [cpu] [host] [accuracy] [ncu] [ncu-dims]
-#   (default: build test sanitize stages sweep dims)
-# Logs and results go to $OUT (the device tool's folder) or ./gpu-logs. TESTS selects
+#                           [sweep] [dims] [random] [small] [cpu] [host] [accuracy]
+#                           [resources] [ncu] [ncu-dims]
+#   (default: build test sanitize stages sweep dims random small)
+# Logs and results go to $LOGS (default ./gpu-logs); with $OUT set (the device tool's
+# folder, which takes back a few files only) they are packed into $OUT/logs.tgz at the
+# end, the last lines of each step's summary printed. TESTS selects
 # the tests (pytest arguments, default: tests); DIMS_FILTER the dims step's cases;
 # RELIABILITY the reliability step's parts (default: all of them, in the order below;
 # multi-gpu skips with one GPU) and FUZZ_EXAMPLES its examples a property test.
 set -uo pipefail
 cd "$(dirname "$0")/.."
-OUT=${OUT:-gpu-logs}
+PACK=${OUT:-}
+OUT=${LOGS:-gpu-logs}
 mkdir -p "$OUT"
 export PYTHONUNBUFFERED=1
-steps=${*:-build test sanitize stages sweep dims}
+steps=${*:-build test sanitize stages sweep dims random small}
+pack() { [ -n "$PACK" ] && tar czf "$PACK/logs.tgz" -C "$OUT" . ; }
+trap pack EXIT
 status=0
 note() { echo "=== $* ($(date +%T))"; }
 
@@ -154,6 +160,28 @@ k, m, v = head.index("Kernel Name"), head.index("Metric Name"), head.index("Metr
 for r in body:
     print(r[k].split("(")[0][-40:], r[m], r[v])
 PY
+      ;;
+    random)
+      # Random shapes (warpreduce_torch/bench/random_shapes.py): SEED, RANDOM_N shapes,
+      # within RANDOM_SECONDS of measuring; NO_COMPILE=1 leaves torch.compile out.
+      note "random shapes, seed ${SEED:-1}"
+      python3 -m warpreduce_torch.bench --random "${RANDOM_N:-200}" --seed "${SEED:-1}" \
+        --max-seconds "${RANDOM_SECONDS:-480}" ${NO_COMPILE:+--no-compile} \
+        --out "$OUT/random-${SEED:-1}" 2>/dev/null >"$OUT/random-${SEED:-1}.txt" || status=1
+      sed -n '/^| over/,$p' "$OUT/random-${SEED:-1}.txt" | head -60
+      ;;
+    small)
+      note "small extents"
+      python3 -m warpreduce_torch.bench --small-extents --max-seconds "${SMALL_SECONDS:-300}" \
+        --out "$OUT/small" 2>/dev/null >"$OUT/small.txt" || status=1
+      tail -30 "$OUT/small.txt"
+      ;;
+    resources)
+      # Registers, shared memory and spills of every kernel (cuobjdump): local memory
+      # (LOCAL > 0) in a hot kernel is a finding.
+      note "kernel resources"
+      cuobjdump -res-usage warpreduce_torch/_C*.so >"$OUT/resources.txt" 2>&1 || status=1
+      grep -B1 "LOCAL:[1-9]" "$OUT/resources.txt" | grep -o "Function [^:]*" | c++filt | cut -c1-160 | head -20
       ;;
     sweep)
       note sweep

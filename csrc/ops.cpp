@@ -14,11 +14,12 @@ std::vector<std::string> kernels_op(c10::string_view device_type,
                                     std::optional<c10::string_view> role) {
   std::optional<KernelRole> wanted;
   if (role) {
-    for (KernelRole r : {KernelRole::kStage, KernelRole::kFast, KernelRole::kBaseline}) {
+    for (KernelRole r :
+         {KernelRole::kStage, KernelRole::kFast, KernelRole::kExact, KernelRole::kBaseline}) {
       if (role_name(r) == *role) wanted = r;
     }
     TORCH_CHECK_VALUE(wanted, "warpreduce.kernels: unknown role '", *role,
-                      "'; roles: stage, fast, baseline");
+                      "'; roles: stage, fast, exact, baseline");
   }
   return kernel_names(c10::Device(std::string(device_type)).type(), wanted);
 }

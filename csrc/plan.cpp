@@ -84,6 +84,8 @@ std::string_view role_name(KernelRole role) {
       return "stage";
     case KernelRole::kFast:
       return "fast";
+    case KernelRole::kExact:
+      return "exact";
     case KernelRole::kBaseline:
       return "baseline";
   }
@@ -243,7 +245,8 @@ SumPlan make_plan(const at::Tensor& self, at::OptionalIntArrayRef dim, bool keep
     plan.kept_dims.push_back(dims[k]);
     plan.kept_sizes.push_back(sizes[k]);
   }
-  if (!plan_passes(memory_layout(sizes, strides, order, reduced_bits), &plan.passes)) {
+  plan.layout = memory_layout(sizes, strides, order, reduced_bits);
+  if (!plan_passes(plan.layout, &plan.passes)) {
     // More dims than the geometry indexes (geometry.h): copy into kept-dims-first order,
     // the kept dims in the order the kernels write them, which is one pass of rows.
     std::vector<int64_t> copy_order(plan.kept_dims.begin(), plan.kept_dims.end());
@@ -252,6 +255,7 @@ SumPlan make_plan(const at::Tensor& self, at::OptionalIntArrayRef dim, bool keep
     }
     plan.input = x.permute(copy_order).contiguous();
     plan.copied = true;
+    plan.layout.clear();
     ReductionPass rows;
     rows.outer.ndim = 1;
     rows.outer.sizes[0] = rows.outer_size = plan.outputs;

@@ -27,6 +27,7 @@ struct SumPlan;
 enum class KernelRole {
   kStage,     // one of the staged kernels, in stage order
   kFast,      // the default path
+  kExact,     // every float sum correctly rounded
   kBaseline,  // another library's reduction, for comparison
 };
 // Sums plan.input into `out`: plan.outputs elements of the natural dtype, in the kept
@@ -108,6 +109,10 @@ struct SumPlan {
   // The passes that sum it (geometry.h): pass k + 1 reads pass k's outputs, a contiguous
   // scratch tensor of passes[k].outputs() elements. Empty when no kernel is needed.
   c10::SmallVector<ReductionPass, 2> passes;
+  // The input's dims that matter (size > 1) in memory order, merged where they are one
+  // dim in memory, each kept or reduced (geometry.h); empty where the plan has one pass
+  // by construction (a full sum of a dense tensor, a copy).
+  Layout layout;
   // Set instead of passes when the sum needs no kernel: nothing to write (an empty
   // result), nothing to add (a size-0 reduced dim: zeros), or one element to add (every
   // reduced dim of size 1: a copy).

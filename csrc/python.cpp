@@ -22,6 +22,7 @@
 #include <torch/csrc/utils/pybind.h>
 #include <torch/csrc/utils/python_arg_parser.h>
 
+#include "launch_model.h"
 #include "ops.h"
 
 namespace warpreduce {
@@ -72,13 +73,32 @@ PyObject* sum_binding(PyObject* /*module*/, PyObject* args, PyObject* kwargs) {
   END_HANDLE_TH_ERRORS
 }
 
-// How warpreduce.sum(x, dim) would run: the plan's passes (geometry.h) as dicts, for
-// the tests and the benchmarks. Runs no kernel.
-pybind11::dict describe_plan(const at::Tensor& x, std::optional<std::vector<int64_t>> dim) {
+// The bytes of what pass k of a sum of `t` reads: the elements, then (auto) the partial
+// sums the pass before wrote: double for float32, float for 16-bit floats, int64 for
+// integers (run_pass.cuh, carry_t).
+int64_t pass_element_bytes(at::ScalarType t, size_t k) {
+  if (k == 0) return static_cast<int64_t>(c10::elementSize(t));
+  return t == at::kHalf || t == at::kBFloat16 ? 4 : 8;
+}
+
+// How warpreduce.sum(x, dim) would run: the plan's passes (geometry.h) as dicts, each with
+// the GPU launch the launch model chooses for it (launch_model.h) on a device of `sms`
+// multiprocessors (an H100's or H200's by default), for the tests and the benchmarks.
+// Runs no kernel.
+pybind11::dict describe_plan(const at::Tensor& x, std::optional<std::vector<int64_t>> dim,
+                             int64_t sms) {
   const SumPlan plan = make_plan(x, dim ? at::OptionalIntArrayRef(*dim) : std::nullopt,
                                  /*keepdim=*/false, std::nullopt, "auto");
   pybind11::list passes;
-  for (const ReductionPass& p : plan.passes) {
+  DeviceShape device;
+  device.sms = sms;
+  for (size_t k = 0; k < plan.passes.size(); ++k) {
+    const ReductionPass& p = plan.passes[k];
+    // The first pass reads the input in place; the rest read aligned scratch.
+    const ElementShape element{pass_element_bytes(plan.input.scalar_type(), k),
+                               k == 0 ? reinterpret_cast<uintptr_t>(plan.input.const_data_ptr())
+                                      : 0,
+                               0};
     pybind11::list outer;
     for (int d = 0; d < p.outer.ndim; ++d)
       outer.append(pybind11::make_tuple(p.outer.sizes[d], p.outer.strides[d]));
@@ -91,6 +111,7 @@ pybind11::dict describe_plan(const at::Tensor& x, std::optional<std::vector<int6
     pass["inner_stride"] = p.inner_stride;
     pass["packed_rows"] = p.packed_rows();
     pass["even_rows"] = p.even_rows();
+    pass["launch"] = choose_launch(p, element, device).describe();
     passes.append(pass);
   }
   pybind11::dict out;
@@ -116,6 +137,7 @@ PYBIND11_MODULE(_C, m) {
     throw pybind11::error_already_set();
   }
   m.def("plan", &warpreduce::describe_plan, pybind11::arg("input"),
-        pybind11::arg("dim") = pybind11::none(),
-        "How warpreduce.sum(input, dim) runs: its passes over the reduction geometry.");
+        pybind11::arg("dim") = pybind11::none(), pybind11::arg("sms") = 132,
+        "How warpreduce.sum(input, dim) runs: its passes over the reduction geometry, and the "
+        "GPU launch of each on a device of `sms` multiprocessors.");
 }

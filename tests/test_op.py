@@ -190,8 +190,8 @@ def test_in_a_module(device):
 
 
 def test_cuda_kernels_are_listed_exactly_when_the_cuda_part_was_built():
-    # A CUDA build lists its kernels even with no GPU (the stages in order, auto, cub); a
-    # CPU-only build lists none. _build_info records which build this is.
+    # A CUDA build lists its kernels even with no GPU (the stages in order, auto, exact,
+    # cub); a CPU-only build lists none. _build_info records which build this is.
     from warpreduce_torch import _build_info
 
     cuda = wr.kernels("cuda")
@@ -199,4 +199,4 @@ def test_cuda_kernels_are_listed_exactly_when_the_cuda_part_was_built():
         assert cuda == [] and not HAS_CUDA
     else:
         assert len(wr.kernels("cuda", "stage")) == 8
-        assert cuda == wr.kernels("cuda", "stage") + ["auto", "cub"]
+        assert cuda == wr.kernels("cuda", "stage") + ["auto", "exact", "cub"]

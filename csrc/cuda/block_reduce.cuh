@@ -12,6 +12,18 @@ namespace warpreduce {
 
 constexpr unsigned kFullMask = 0xffffffffu;
 
+// The shuffles every tree below uses: the intrinsics for numbers; accumulate.cuh adds
+// overloads for the certified sums of exact kernels (found by argument lookup).
+template <typename V>
+__device__ __forceinline__ V shfl_xor(V v, unsigned offset, unsigned mask = kFullMask) {
+  return __shfl_xor_sync(mask, v, offset);
+}
+template <typename V>
+__device__ __forceinline__ V shfl_down(V v, unsigned offset, unsigned mask = kFullMask,
+                                       int width = 32) {
+  return __shfl_down_sync(mask, v, offset, width);
+}
+
 // The staged kernels reduce `segments` rows of n elements, one after the other in
 // memory. A launch gives each row `parts` blocks; block b works on row b / parts and
 // writes its partial sum to y[b], so the partial sums form a new [segments, parts] input
@@ -110,14 +122,12 @@ struct VectorSpan {
   __device__ __forceinline__ const uint4* body() const {
     return reinterpret_cast<const uint4*>(x + head);
   }
-  // The k-th scalar of the head plus the k-th of the tail (zero where there is none):
-  // k = 0 .. kLanes - 1 covers everything outside the body.
-  template <typename A>
-  __device__ __forceinline__ A edges(int64_t k) const {
-    A v = 0;
-    if (k < head) v += static_cast<A>(x[k]);
-    if (k < n - tail) v += static_cast<A>(x[tail + k]);
-    return v;
+  // f(element) for the k-th scalar of the head and the k-th of the tail, where they
+  // exist: k = 0 .. kLanes - 1 covers everything outside the body.
+  template <typename F>
+  __device__ __forceinline__ void for_edges(int64_t k, F&& f) const {
+    if (k < head) f(x[k]);
+    if (k < n - tail) f(x[tail + k]);
   }
 };
 
@@ -247,7 +257,7 @@ struct LaneSums<T, kExact, std::enable_if_t<is_integer_v<T> && sizeof(T) <= 2>> 
 template <typename A>
 __device__ __forceinline__ A warp_sum(A v) {
 #pragma unroll
-  for (int offset = 16; offset > 0; offset >>= 1) v += __shfl_down_sync(kFullMask, v, offset);
+  for (int offset = 16; offset > 0; offset >>= 1) v += shfl_down(v, offset);
   return v;
 }
 
@@ -259,7 +269,7 @@ __device__ __forceinline__ A group_sum(A v, unsigned group) {
   const unsigned lane = threadIdx.x % 32;
   const unsigned mask = group == 32 ? kFullMask : ((1u << group) - 1) << (lane & ~(group - 1));
   for (unsigned offset = group / 2; offset > 0; offset >>= 1) {
-    v += __shfl_down_sync(mask, v, offset, group);
+    v += shfl_down(v, offset, mask, group);
   }
   return v;
 }
@@ -276,7 +286,7 @@ __device__ __forceinline__ A block_sum(A v) {
   v = warp_sum(v);
   if (lane == 0) warp_total[warp] = v;
   __syncthreads();
-  if (warp == 0) v = warp_sum(lane < kWarps ? warp_total[lane] : A(0));
+  if (warp == 0) v = warp_sum(lane < kWarps ? warp_total[lane] : A{});
   return v;
 }
 

@@ -1,14 +1,23 @@
 // Column reductions (geometry.h: a kept dim `inner` below the reduced one): output
 // (o, i) sums x[outer.offset(o) + r * reduced_stride + i * inner_stride] over r < length.
 //
-// A block covers a tile of adjacent outputs: tx threads across it, each owning kVec
-// adjacent outputs (one 16-byte vector a row when the layout allows, else one element),
-// and ty threads down the reduced dim, which then add their sums in shared memory. When
-// the tiles are too few to fill the GPU (8 x 2^24 dim 0 has many, 65536 x 128 dim 0
+// Each lane owns kVec adjacent outputs (one 16-byte vector a row when the layout allows,
+// else one element): its "column". A block has tx lanes across columns and ty lanes down
+// the reduced dim, which then add their sums in shared memory. Columns are numbered
+// outer slice by outer slice; a tile is tx of them:
+// - slab-aligned tiles (flat = false): a tile within one outer slice, as many tiles as
+//   the slice needs (lanes past its last column idle): a warp reads a patch of rows x
+//   columns of one slice, for few columns and a long reduced dim;
+// - flat tiles: tx consecutive columns whatever slice they belong to, so that a block
+//   packs many outer slices when the inner extent is small (2^20 x 4 x 16 over dim 1: a
+//   tile of one slice kept 4 of 256 lanes busy, 75 GB/s).
+// When the tiles are too few to fill the GPU (8 x 2^24 dim 0 has many, 65536 x 128 dim 0
 // one), `splits` blocks share a tile's rows; each leaves its sums in partials and the
-// tile's last block adds them in split order (no float atomics).
+// tile's last block adds them in split order (no float atomics). The launch model
+// (launch_model.h) picks kVec, tx, ty and flat; sum_cuda.cu the splits.
 #pragma once
 
+#include "accumulate.cuh"
 #include "rows.cuh"
 
 namespace warpreduce {
@@ -26,18 +35,22 @@ struct Columns {
 
 constexpr unsigned kColumnThreads = 512;
 
-// How the blocks cover the outputs; sum_cuda.cu (columns_pass) chooses it.
+// How the blocks cover the outputs (launch_model.h, sum_cuda.cu).
 struct ColumnTiling {
   unsigned tx, ty;          // tx * ty == kColumnThreads
-  int64_t tiles_per_outer;  // tiles of tx * kVec outputs
-  int64_t tiles;            // outer_size * tiles_per_outer
-  int64_t splits;           // blocks a tile's rows are split over (gridDim.y)
+  bool flat;                // tiles run across outer slices
+  int64_t columns;          // lanes' columns an outer slice holds: ceil(inner / kVec)
+  int64_t tiles_per_outer;  // slab-aligned tiles: ceil(columns / tx)
+  int64_t tiles;
+  int64_t splits;  // blocks a tile's rows are split over (gridDim.y)
   int64_t rows_per_split;
 };
 
-// Shared memory for sum_down_ty: 16 KiB, whatever the accumulator.
+// Shared memory for sum_down_ty: 16 KiB, whatever the sum's type.
 template <typename C>
-constexpr int kTyChunk = 16384 / (kColumnThreads * sizeof(C));  // values of v a pass
+constexpr int kTyChunk = 16384 / (kColumnThreads * sizeof(C)) > 0
+                             ? 16384 / (kColumnThreads * sizeof(C))
+                             : 1;  // values of v a pass
 
 // v summed over the ty threads that share a tx (thread = ty_index * tx + tx_index), in a
 // fixed order; the threads with ty_index == 0 get it. First within each warp by
@@ -52,7 +65,7 @@ __device__ __forceinline__ void sum_down_ty(C (&v)[kVec], C* shared, unsigned tx
   // In-warp: lanes with the same tx_index are tx apart.
   for (unsigned offset = tx; offset < 32; offset *= 2) {
 #pragma unroll
-    for (int j = 0; j < kVec; ++j) v[j] += __shfl_xor_sync(kFullMask, v[j], offset);
+    for (int j = 0; j < kVec; ++j) v[j] += shfl_xor(v[j], offset);
   }
   // Across warps: `groups` partial sums per tx_index remain, one per warp (tx < 32: the
   // first tx lanes of each warp hold them) or one per ty_index (tx >= 32).
@@ -82,63 +95,70 @@ __device__ __forceinline__ void sum_down_ty(C (&v)[kVec], C* shared, unsigned tx
 }
 
 // What a thread reads of one row: kVec adjacent elements, one 16-byte vector (kVec > 1)
-// or one element.
+// or one element (an ordinary load: L1 keeps the sector for the neighbouring rows' and
+// columns' loads of a strided or unaligned layout).
 template <typename T, int kVec>
 struct Loaded {
   uint4 raw{0, 0, 0, 0};
   __device__ __forceinline__ static Loaded load(const T* p) {
     return {load_streaming(reinterpret_cast<const uint4*>(p))};
   }
-  template <typename A>
-  __device__ __forceinline__ void add_to(A (&acc)[kVec]) const {
-    add_lanes<T>(acc, raw);
+  template <typename P>
+  __device__ __forceinline__ void add_to(typename P::Acc (&acc)[kVec]) const {
+    T lanes[kVec];
+    memcpy(lanes, &raw, sizeof(raw));
+#pragma unroll
+    for (int j = 0; j < kVec; ++j) P::add(acc[j], lanes[j]);
   }
 };
 template <typename T>
 struct Loaded<T, 1> {
   T value = T(0);
   __device__ __forceinline__ static Loaded load(const T* p) { return {*p}; }
-  template <typename A>
-  __device__ __forceinline__ void add_to(A (&acc)[1]) const {
-    acc[0] += static_cast<A>(value);
+  template <typename P>
+  __device__ __forceinline__ void add_to(typename P::Acc (&acc)[1]) const {
+    P::add(acc[0], value);
   }
 };
 
 // A thread's kVec adjacent outputs; 16 bytes at a time when they fill whole vectors (the
 // outputs of the vectorized kernels are, from an aligned allocation): four 4-byte
-// stores a thread left 68% of the full sum's speed on 8 x 2^24 dim 0.
-template <typename Out, typename C, int kVec>
-__device__ __forceinline__ void store_outputs(Out* out, const C (&sums)[kVec]) {
-  Out values[kVec];
+// stores a thread left 68% of the full sum's speed on 8 x 2^24 dim 0. Exact sums store
+// one by one (each may need its fallback).
+template <typename P, typename Out, typename C, int kVec>
+__device__ __forceinline__ void store_outputs(const P& policy, Out* y, int64_t q,
+                                              const C (&sums)[kVec]) {
+  if constexpr (P::kExact || kVec * sizeof(Out) % 16 != 0) {
 #pragma unroll
-  for (int j = 0; j < kVec; ++j) values[j] = static_cast<Out>(sums[j]);
-  if constexpr (kVec * sizeof(Out) % 16 == 0) {
+    for (int j = 0; j < kVec; ++j) policy.store(y, q + j, sums[j]);
+  } else {
+    Out values[kVec];
+#pragma unroll
+    for (int j = 0; j < kVec; ++j) values[j] = static_cast<Out>(sums[j]);
 #pragma unroll
     for (int k = 0; k < int{kVec * sizeof(Out) / 16}; ++k) {
       uint4 chunk;
       memcpy(&chunk, reinterpret_cast<const char*>(values) + 16 * k, 16);
-      reinterpret_cast<uint4*>(out)[k] = chunk;
+      reinterpret_cast<uint4*>(y + q)[k] = chunk;
     }
-  } else {
-#pragma unroll
-    for (int j = 0; j < kVec; ++j) out[j] = values[j];
   }
 }
 
 // Two blocks an SM where the accumulators leave room (64 registers a thread); the wide
-// integer accumulators of 1- and 2-byte types need more.
-template <typename T, int kVec>
-constexpr int kColumnMinBlocks = sizeof(acc_t<T>) * kVec <= 32 ? 2 : 1;
+// integer accumulators of 1- and 2-byte types, and exact sums, need more.
+template <typename P, int kVec>
+constexpr int kColumnMinBlocks = sizeof(typename P::Acc) * kVec <= 32 ? 2 : 1;
 
-template <typename T, typename Out, int kVec>
-__global__ void __launch_bounds__(kColumnThreads, (kColumnMinBlocks<T, kVec>))
+template <typename T, typename Out, int kVec, typename P>
+__global__ void __launch_bounds__(kColumnThreads, (kColumnMinBlocks<P, kVec>))
     columns(Columns<T> c, ColumnTiling tiling, Out* __restrict__ y,
-            combine_t<T>* __restrict__ partials, unsigned* __restrict__ tickets) {
-  // Each output's running sum in acc_t. In double for float32 (as the full reduction)
-  // the conversions cost 5-9% (NCHW dim 1: 3731 -> 3503 GB/s, 2^19 x 100 dim 0: 3609 ->
-  // 3272, H200): float it is, combined in double once a thread's rows are done.
-  using A = acc_t<T>;
-  using C = combine_t<T>;
+            typename P::Sum* __restrict__ partials, unsigned* __restrict__ tickets, P policy) {
+  // Each output's running sum in P::Acc: for auto acc_t, float for float32 (as the full
+  // reduction). In double the conversions cost 5-9% (NCHW dim 1: 3731 -> 3503 GB/s,
+  // 2^19 x 100 dim 0: 3609 -> 3272, H200): float it is, combined in double (P::Sum) once
+  // a thread's rows are done.
+  using Acc = typename P::Acc;
+  using C = typename P::Sum;
   // 128 bytes in flight a thread with vectors; 32 elements without (2^23 x 3 dim 0, 4-byte
   // loads: 16 in flight ran at 0.96x torch.sum).
   constexpr int kUnroll = kVec > 1 ? 8 : 32;
@@ -148,13 +168,24 @@ __global__ void __launch_bounds__(kColumnThreads, (kColumnMinBlocks<T, kVec>))
   const int64_t split = blockIdx.y;
   const int64_t r_begin = split * tiling.rows_per_split;
   const int64_t r_end = min(c.length, r_begin + tiling.rows_per_split);
+  const int64_t all_columns = c.outer_size * tiling.columns;
 
   for (int64_t tile = blockIdx.x; tile < tiling.tiles; tile += gridDim.x) {
-    const int64_t o = tile / tiling.tiles_per_outer;
-    const int64_t i0 = ((tile % tiling.tiles_per_outer) * tx + tx_index) * kVec;
-    const bool active = i0 < c.inner;  // with kVec > 1, inner is a multiple of kVec
+    int64_t o, column;
+    bool active;
+    if (tiling.flat) {
+      const int64_t index = tile * tx + tx_index;
+      o = index / tiling.columns;
+      column = index % tiling.columns;
+      active = index < all_columns;
+    } else {
+      o = tile / tiling.tiles_per_outer;
+      column = (tile % tiling.tiles_per_outer) * tx + tx_index;
+      active = column < tiling.columns;
+    }
+    const int64_t i0 = column * kVec;  // with kVec > 1, inner is a multiple of kVec
     const T* base = c.x + c.outer.offset(o) + i0 * c.inner_stride;
-    A acc[kVec] = {};
+    Acc acc[kVec] = {};
     if (active) {
       // kUnroll rows in flight; the last round predicated rather than a row at a time.
       const int64_t step = ty;
@@ -167,16 +198,16 @@ __global__ void __launch_bounds__(kColumnThreads, (kColumnMinBlocks<T, kVec>))
                              : Loaded<T, kVec>{};
         }
 #pragma unroll
-        for (int u = 0; u < kUnroll; ++u) v[u].add_to(acc);
+        for (int u = 0; u < kUnroll; ++u) v[u].template add_to<P>(acc);  // zeros past r_end
       }
     }
     C sums[kVec];
 #pragma unroll
-    for (int j = 0; j < kVec; ++j) sums[j] = static_cast<C>(acc[j]);
+    for (int j = 0; j < kVec; ++j) sums[j] = P::sum_of(acc[j]);
     sum_down_ty(sums, shared, tx, ty);
-    Out* out = y + o * c.inner + i0;
+    const int64_t q = o * c.inner + i0;  // the first output of the thread's column
     if (tiling.splits == 1) {
-      if (ty_index == 0 && active) store_outputs(out, sums);
+      if (ty_index == 0 && active) store_outputs(policy, y, q, sums);
       continue;
     }
 
@@ -193,15 +224,15 @@ __global__ void __launch_bounds__(kColumnThreads, (kColumnMinBlocks<T, kVec>))
     __syncthreads();  // thread 0's acquire covers the block's reads below
     if (!is_last) return;
 #pragma unroll
-    for (int j = 0; j < kVec; ++j) sums[j] = 0;
+    for (int j = 0; j < kVec; ++j) sums[j] = C{};
 #pragma unroll 4
     for (int64_t s = ty_index; s < tiling.splits; s += ty) {
 #pragma unroll
       for (int j = 0; j < kVec; ++j)
-        sums[j] += __ldcg(tile_partials + s * width + tx_index * kVec + j);
+        sums[j] += load_coherent(tile_partials + s * width + tx_index * kVec + j);
     }
     sum_down_ty(sums, shared, tx, ty);
-    if (ty_index == 0 && active) store_outputs(out, sums);
+    if (ty_index == 0 && active) store_outputs(policy, y, q, sums);
     if (threadIdx.x == 0) tickets[tile] = 0;  // for the next launch on this stream
     return;
   }

@@ -1,0 +1,250 @@
+// What the fast kernels add in, as a policy each kernel takes (rows.cuh, slabs.cuh,
+// columns.cuh): the same loops and trees serve kernel="auto" and kernel="exact".
+//
+// A policy P gives:
+//   P::Sum              what lanes, threads and blocks combine (shuffles, shared memory,
+//                       the partials of split kernels);
+//   P::Lanes            a thread's running sums of a stream of 16-byte vectors and single
+//                       elements (add(vector), add_value(element), total() -> Sum);
+//   P::Acc              a running sum of one output, element by element (add(acc, x),
+//                       sum_of(acc) -> Sum);
+//   p.store(y, q, sum)  output q from its sum, through `y`.
+//
+// AutoSums: short chains of acc_t<T> per lane, combined in combine_t<T> (sum_traits.h,
+// rows.cuh say why). ExactSums (floats only): certified sums (exact.h): elements added in
+// double with their magnitudes, combined without losing more than a bound; store()
+// rounds once when the bound proves the correctly rounded value, else recomputes the
+// output exactly (a superaccumulator) from the elements that ExactSource locates.
+#pragma once
+
+#include <type_traits>
+
+#include "../exact.h"
+#include "block_reduce.cuh"
+
+namespace warpreduce {
+
+namespace exact {
+
+// Certified sums combine with +, and shuffle field by field, so that every shuffle and
+// tree of block_reduce.cuh works on them as on numbers (found by argument lookup).
+__host__ __device__ inline CertifiedSum operator+(const CertifiedSum& a, const CertifiedSum& b) {
+  return combine(a, b);
+}
+__host__ __device__ inline CertifiedSum& operator+=(CertifiedSum& a, const CertifiedSum& b) {
+  return a = combine(a, b);
+}
+__device__ __forceinline__ CertifiedSum shfl_xor(const CertifiedSum& v, unsigned offset,
+                                                 unsigned mask = kFullMask) {
+  return {__shfl_xor_sync(mask, v.hi, offset), __shfl_xor_sync(mask, v.lo, offset),
+          __shfl_xor_sync(mask, v.bound, offset)};
+}
+__device__ __forceinline__ CertifiedSum shfl_down(const CertifiedSum& v, unsigned offset,
+                                                  unsigned mask = kFullMask, int width = 32) {
+  return {__shfl_down_sync(mask, v.hi, offset, width), __shfl_down_sync(mask, v.lo, offset, width),
+          __shfl_down_sync(mask, v.bound, offset, width)};
+}
+
+}  // namespace exact
+
+using exact::CertifiedSum;
+
+// ---- auto ---------------------------------------------------------------------------
+
+// What auto combines a thread's lanes, a block's threads and the blocks' partials in.
+// The stream adds in acc_t (float for float32 and 16-bit types), where each lane's chain
+// is short and its values small; the combining levels add the large values, and for
+// float32, rounding each of them to float, as torch.sum does, costs more than the stream.
+// Over 24 random inputs a size (benchmarks/accuracy.py, H200), auto's mean float32 error
+// against float64 was 1.10-1.38x torch.sum's from 2^20 to 2^28 elements combining in
+// float, and 0.51-0.90x at every size from 2^11 to 2^28 combining in double, at the same
+// speed. 16-bit results gained nothing (their own rounding dominates: equal to torch.sum
+// on every input either way) and lost 0.3-0.9 us at 2^23-2^24 bfloat16 (fewer registers,
+// a fourth block an SM), so they combine in float; integers in unsigned 64-bit, as acc_t.
+template <typename T>
+using combine_t = std::conditional_t<std::is_same_v<T, float>, double, acc_t<T>>;
+
+
+// kShort: sums kept in acc_t<T> to the end, for kernels of short rows (rows_vectors,
+// slabs): a float32 row of 8 combined in double spent more time converting than
+// reading. kFull: float32's exact lanes (LaneSums), which only the full reduction takes.
+template <typename T, bool kShort = false, bool kFull = false>
+struct AutoSums {
+  using Element = T;
+  using Sum = std::conditional_t<kShort, acc_t<T>, combine_t<T>>;
+  using Lanes = LaneSums<T, kFull>;
+  using Acc = acc_t<T>;
+  using Short = AutoSums<T, true, false>;  // for rows_vectors and slabs
+  using Full = AutoSums<T, false, true>;   // for the full reduction
+  static constexpr bool kExact = false;
+
+  __device__ __forceinline__ static void add(Acc& acc, T x) { acc += static_cast<Acc>(x); }
+  __device__ __forceinline__ static Sum sum_of(const Acc& acc) { return static_cast<Sum>(acc); }
+  template <typename Out>
+  __device__ __forceinline__ void store(Out* y, int64_t q, const Sum& sum) const {
+    y[q] = static_cast<Out>(sum);
+  }
+};
+
+// ---- exact --------------------------------------------------------------------------
+
+// Where output q's elements are, for recomputing it exactly: the kept dims map q to the
+// first element (the outer dims by q / inner, the inner dim by q % inner), the reduced
+// dims (up to 4, each with its stride) span the rest. One pass: its own geometry; a sum
+// of several passes: the input's (the last pass reads partial sums, not elements).
+template <typename T>
+struct ExactSource {
+  static constexpr int kMaxReducedDims = 4;
+  const T* x;
+  OuterDims outer;
+  int64_t inner;
+  int64_t inner_stride;
+  int reduced_ndim;
+  int64_t reduced_sizes[kMaxReducedDims];
+  int64_t reduced_strides[kMaxReducedDims];
+
+  __device__ __forceinline__ const T* first(int64_t q) const {
+    return x + outer.offset(q / inner) + (q % inner) * inner_stride;
+  }
+  __device__ __forceinline__ int64_t count() const {
+    int64_t n = 1;
+    for (int d = 0; d < reduced_ndim; ++d) n *= reduced_sizes[d];
+    return n;
+  }
+  // Element k of output q's elements (in any fixed order).
+  __device__ __forceinline__ T element(const T* base, int64_t k) const {
+    int64_t offset = 0;
+    for (int d = reduced_ndim - 1; d >= 0; --d) {
+      offset += (k % reduced_sizes[d]) * reduced_strides[d];
+      k /= reduced_sizes[d];
+    }
+    return base[offset];
+  }
+};
+
+// Output q of `source`, exactly, by one thread. The rare path: a sum whose certificate
+// failed (heavy cancellation near a rounding boundary, a tie, NaN or infinities, overflow).
+template <typename T>
+__device__ __noinline__ T exact_output(const ExactSource<T>& source, int64_t q) {
+  exact::Superaccumulator<T> acc;
+  acc.clear();
+  const T* base = source.first(q);
+  const int64_t n = source.count();
+  for (int64_t k = 0; k < n; ++k) acc.add(source.element(base, k));
+  return acc.finalize();
+}
+
+// The same by all kThreads threads of a block, each adding every kThreads-th element
+// into its own superaccumulator; the digits are then added over the block (int64 sums of
+// normalized digits: exact) and thread 0 gets the result.
+template <unsigned kThreads, typename T>
+__device__ __noinline__ T exact_output_by_block(const ExactSource<T>& source, int64_t q) {
+  using Acc = exact::Superaccumulator<T>;
+  Acc acc;
+  acc.clear();
+  const T* base = source.first(q);
+  const int64_t n = source.count();
+  for (int64_t k = threadIdx.x; k < n; k += kThreads) acc.add(source.element(base, k));
+  int64_t digits[Acc::kExported];
+  acc.to_digits(digits);
+  for (int i = 0; i < Acc::kExported; ++i) {
+    digits[i] = static_cast<int64_t>(block_sum<kThreads>(static_cast<unsigned long long>(digits[i])));
+    __syncthreads();  // block_sum's shared slots are reused by the next digit
+  }
+  acc.from_digits(digits);
+  return acc.finalize();
+}
+
+// A running certified sum of one chain of elements: 16- and 32-bit floats add exactly
+// into a double, their magnitudes into a float (exact.h bounds the error from both);
+// doubles go through TwoSum, their errors kept in lo.
+template <typename T>
+struct ExactChain {
+  double sum = 0;
+  float magnitude = 0;
+  int count = 0;
+  __device__ __forceinline__ void add(T x) {
+    const double v = static_cast<double>(static_cast<float>(x));
+    sum += v;
+    magnitude += fabsf(static_cast<float>(x));
+    ++count;
+  }
+  __device__ __forceinline__ CertifiedSum certified() const {
+    return exact::certified_rounded_sum<T>(sum, exact::float_abs_sum_bound(magnitude, count),
+                                           count);
+  }
+};
+template <>
+struct ExactChain<double> {
+  double hi = 0, lo = 0, magnitude = 0;
+  int count = 0;
+  __device__ __forceinline__ void add(double x) {
+    exact::two_sum_step(hi, lo, magnitude, x);
+    ++count;
+  }
+  __device__ __forceinline__ CertifiedSum certified() const {
+    return exact::certified_two_sum_chain(hi, lo, magnitude, count);
+  }
+};
+
+// A thread's stream of 16-byte vectors, in two chains (independent adds).
+template <typename T>
+struct ExactLanes {
+  static constexpr int kLanes = 16 / sizeof(T);
+  using value_t = T;
+  ExactChain<T> chains[2];
+  __device__ __forceinline__ void add(const uint4& raw) {
+    T lanes[kLanes];
+    memcpy(lanes, &raw, sizeof(raw));
+#pragma unroll
+    for (int j = 0; j < kLanes; ++j) chains[j * 2 / kLanes].add(lanes[j]);
+  }
+  __device__ __forceinline__ void add_value(T x) { chains[0].add(x); }
+  template <typename C>
+  __device__ __forceinline__ CertifiedSum total() const {
+    return chains[0].certified() + chains[1].certified();
+  }
+};
+
+template <typename T>
+struct ExactSums {
+  static_assert(std::is_floating_point_v<T> || std::is_same_v<T, c10::Half> ||
+                std::is_same_v<T, c10::BFloat16>);
+  using Element = T;
+  using Sum = CertifiedSum;
+  using Lanes = ExactLanes<T>;
+  using Acc = ExactChain<T>;
+  using Short = ExactSums;
+  using Full = ExactSums;
+  static constexpr bool kExact = true;
+
+  ExactSource<T> source;  // for recomputing an output whose certificate fails
+
+  __device__ __forceinline__ static void add(Acc& acc, T x) { acc.add(x); }
+  __device__ __forceinline__ static Sum sum_of(const Acc& acc) { return acc.certified(); }
+  // The last pass writes T, correctly rounded; a pass before it writes its certified
+  // sums for the next (Out = CertifiedSum).
+  template <typename Out>
+  __device__ __forceinline__ void store(Out* y, int64_t q, const Sum& sum) const {
+    if constexpr (std::is_same_v<Out, CertifiedSum>) {
+      y[q] = sum;
+    } else {
+      T value;
+      y[q] = exact::certify<T>(sum, &value) ? value : exact_output(source, q);
+    }
+  }
+};
+
+// A partial sum another block left (the finish of split kernels): read from L2, where
+// that block's store went.
+template <typename V>
+__device__ __forceinline__ V load_coherent(const V* p) {
+  return __ldcg(p);
+}
+namespace exact {
+__device__ __forceinline__ CertifiedSum load_coherent(const CertifiedSum* p) {
+  return {__ldcg(&p->hi), __ldcg(&p->lo), __ldcg(&p->bound)};
+}
+}  // namespace exact
+
+}  // namespace warpreduce

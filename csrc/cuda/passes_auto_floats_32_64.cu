@@ -1,0 +1,10 @@
+// kernel="auto" for float32 and float64 (run_pass.cuh); the dtypes are spread over
+// four files so that they compile in parallel.
+#include "run_pass.cuh"
+
+namespace warpreduce {
+
+WARPREDUCE_INSTANTIATE_AUTO(float)
+WARPREDUCE_INSTANTIATE_AUTO(double)
+
+}  // namespace warpreduce

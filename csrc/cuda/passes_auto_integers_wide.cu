@@ -1,0 +1,12 @@
+// kernel="auto" for the 32- and 64-bit integers (run_pass.cuh); the dtypes are spread over
+// four files so that they compile in parallel.
+#include "run_pass.cuh"
+
+namespace warpreduce {
+
+WARPREDUCE_INSTANTIATE_AUTO(int32_t)
+WARPREDUCE_INSTANTIATE_AUTO(int64_t)
+WARPREDUCE_INSTANTIATE_AUTO(uint32_t)
+WARPREDUCE_INSTANTIATE_AUTO(uint64_t)
+
+}  // namespace warpreduce

@@ -1,0 +1,331 @@
+// Carrying out the launch model's decisions (launch_model.h): one pass of the geometry
+// by the kernel and launch shape chosen for it, and the chain of passes of a plan, for
+// kernel="auto" (auto_passes) and kernel="exact" (exact_passes). Templates, instantiated
+// dtype by dtype in the passes_*.cu files, so that the compiler builds them in parallel.
+#pragma once
+
+#include <ATen/ops/empty.h>
+#include <c10/cuda/CUDAException.h>
+#include <c10/cuda/CUDAStream.h>
+
+#include <algorithm>
+#include <limits>
+
+#include "../plan.h"
+#include "columns.cuh"
+#include "rows.cuh"
+#include "runtime.h"
+#include "slabs.cuh"
+
+namespace warpreduce {
+
+// The policy of the same kind for the short-row kernels and the full reduction (auto
+// keeps acc_t in the first and exact float32 lanes in the second; exact is one policy).
+template <typename Q, typename P>
+Q policy_variant(const P& policy) {
+  if constexpr (std::is_same_v<Q, P>) {
+    return policy;
+  } else {
+    return Q{};
+  }
+}
+
+template <typename T>
+uintptr_t address_of(const T* p) {
+  return reinterpret_cast<uintptr_t>(p);
+}
+
+// A thread of a split should read at least this many 16-byte vectors.
+constexpr int64_t kSplitMinVectorsPerThread = SplitPolicy::kUnroll;
+// The last block of a column split reads at most this many partials a thread.
+constexpr int64_t kColumnMaxFinishLoads = 32;
+
+// Several blocks a row, as many as fill the GPU (one row: the full reduction), or a
+// block a row when the rows are many.
+template <typename T, typename Out, typename Rows, typename P>
+void split_rows(const Rows& rows, Out* y, const at::Tensor& like, const P& policy) {
+  constexpr int64_t kLanes = 16 / sizeof(T);
+  constexpr unsigned kThreads = SplitPolicy::kThreads;
+  constexpr auto kernel = rows_split<T, Out, Rows, P>;
+  const cudaStream_t stream = c10::cuda::getCurrentCUDAStream();
+  const int64_t capacity = resident_blocks<kernel>(kThreads);
+  const int64_t per_block = int64_t{kThreads} * kSplitMinVectorsPerThread * kLanes;
+  int64_t parts = std::clamp<int64_t>(ceil_div(rows.length, per_block), 1,
+                                      std::max<int64_t>(1, capacity / rows.count));
+  parts = std::min(parts, max_split_blocks() * 2 / rows.count);  // what the scratch holds
+  TORCH_CHECK(rows.count * parts <= std::numeric_limits<int>::max(), "warpreduce.sum: ", rows.count,
+              " rows do not fit one launch");
+  if (parts <= 1) {
+    kernel<<<rows.count, kThreads, 0, stream>>>(rows, 1u, y, nullptr, nullptr, policy);
+  } else {
+    const SplitScratch scratch = split_scratch(like);
+    kernel<<<rows.count * parts, kThreads, 0, stream>>>(
+        rows, static_cast<unsigned>(parts), y, static_cast<typename P::Sum*>(scratch.partials),
+        scratch.tickets, policy);
+  }
+  C10_CUDA_KERNEL_LAUNCH_CHECK();
+}
+
+template <typename T, typename Out, int kVec, typename P>
+void launch_columns(const Columns<T>& c, const Launch& launch, Out* y, const at::Tensor& like,
+                    const P& policy) {
+  using C = typename P::Sum;
+  constexpr auto kernel = columns<T, Out, kVec, P>;
+  const cudaStream_t stream = c10::cuda::getCurrentCUDAStream();
+  ColumnTiling t;
+  t.tx = launch.tx;
+  t.ty = launch.ty;
+  t.flat = launch.flat;
+  t.columns = ceil_div(c.inner, kVec);
+  t.tiles_per_outer = ceil_div(t.columns, t.tx);
+  t.tiles = t.flat ? ceil_div(c.outer_size * t.columns, t.tx) : c.outer_size * t.tiles_per_outer;
+  // When the tiles fill less than half the GPU, a tile's rows split over blocks, while every
+  // thread keeps kColumnRowsPerLane rows and the finish stays cheap. Only then: a split
+  // writes and reads splits x outputs partial sums, and splitting for more rounds of
+  // blocks (to shorten the last one) cost 32 x 2^20 dim 0 a third of its speed.
+  const int64_t capacity = resident_blocks<kernel>(kColumnThreads);
+  t.splits = 1;
+  if (2 * t.tiles <= capacity) {
+    const int64_t fill = ceil_div(capacity, t.tiles);
+    const int64_t enough_rows = c.length / (int64_t{t.ty} * LaunchTuning::kColumnRowsPerLane);
+    const int64_t cheap_finish = kColumnMaxFinishLoads * t.ty / kVec;
+    t.splits = std::clamp<int64_t>(std::min({fill, enough_rows, cheap_finish}), 1,
+                                   max_split_blocks() / t.tiles);
+  }
+  t.rows_per_split = ceil_div(c.length, t.splits);
+  t.splits = ceil_div(c.length, t.rows_per_split);
+  if (t.splits == 1) {
+    const int64_t blocks = std::min(t.tiles, capacity * 8);
+    kernel<<<blocks, kColumnThreads, 0, stream>>>(c, t, y, nullptr, nullptr, policy);
+  } else {
+    const int64_t partials = t.tiles * t.splits * t.tx * kVec;
+    at::Tensor memory = at::empty({partials * int64_t{sizeof(C)}}, like.options().dtype(at::kByte));
+    const SplitScratch scratch = split_scratch(like);
+    const dim3 grid(static_cast<unsigned>(t.tiles), static_cast<unsigned>(t.splits));
+    kernel<<<grid, kColumnThreads, 0, stream>>>(c, t, y, reinterpret_cast<C*>(memory.data_ptr()),
+                                                scratch.tickets, policy);
+  }
+  C10_CUDA_KERNEL_LAUNCH_CHECK();
+}
+
+// One pass of the geometry: the launch model's choice, carried out.
+template <typename T, typename Out, typename P>
+void run_pass(const T* x, const ReductionPass& pass, Out* y, const at::Tensor& like,
+              const P& policy) {
+  const cudaStream_t stream = c10::cuda::getCurrentCUDAStream();
+  const Launch launch = choose_launch(
+      pass, ElementShape{int64_t{sizeof(T)}, address_of(x), address_of(y)}, device_shape());
+  switch (launch.kind) {
+    case LaunchKind::kRowsVectors: {
+      using Q = typename P::Short;
+      constexpr auto kernel = rows_vectors<T, Out, Q>;
+      const int64_t blocks = std::min(ceil_div(pass.outer_size * launch.group, kVectorRowsThreads),
+                                      resident_blocks<kernel>(kVectorRowsThreads));
+      kernel<<<blocks, kVectorRowsThreads, 0, stream>>>(
+          x, pass.outer_size, static_cast<unsigned>(launch.vectors_per_row), launch.group, y,
+          policy_variant<Q>(policy));
+      break;
+    }
+    case LaunchKind::kSlabs: {
+      using Q = typename P::Short;
+      constexpr auto kernel = slabs_tiled<T, Out, Q>;
+      Slabs<T> s{x,
+                 pass.outer,
+                 pass.outer_size,
+                 slabs_per_run(pass),
+                 slab_stride(pass),
+                 slab_span(pass),
+                 pass.length,
+                 pass.reduced_stride,
+                 pass.inner,
+                 pass.inner_stride,
+                 launch.slabs_per_tile,
+                 0};
+      s.tiles_per_run = ceil_div(s.run, s.per_tile);
+      const int64_t tiles = s.outer_size / s.run * s.tiles_per_run;
+      const size_t shared = 2 * kSlabStage * 16;
+      const int64_t blocks = std::min(tiles, resident_blocks<kernel>(kSlabThreads, shared));
+      kernel<<<blocks, kSlabThreads, shared, stream>>>(s, launch.group, y,
+                                                       policy_variant<Q>(policy));
+      break;
+    }
+    case LaunchKind::kRowsGrouped: {
+      constexpr auto kernel = rows_grouped<T, Out, P>;
+      const StridedRows<T> rows{x, pass.outer, pass.outer_size, pass.length, pass.reduced_stride};
+      const int64_t capacity = resident_blocks<kernel>(kGroupedThreads) * kGroupedThreads;
+      const int64_t blocks = std::min(ceil_div(pass.outer_size * launch.group, kGroupedThreads),
+                                      capacity / kGroupedThreads);
+      kernel<<<blocks, kGroupedThreads, 0, stream>>>(rows, launch.group, y, policy);
+      break;
+    }
+    case LaunchKind::kRowsSplit: {
+      const EvenRows<T> even{x, pass.outer.ndim == 0 ? 0 : pass.outer.strides[0], pass.outer_size,
+                             pass.length};
+      const StridedRows<T> rows{x, pass.outer, pass.outer_size, pass.length, pass.reduced_stride};
+      using Full = typename P::Full;
+      if (pass.even_rows() && pass.outer_size == 1) {
+        split_rows<T>(even, y, like, policy_variant<Full>(policy));
+      } else if (pass.even_rows()) {
+        split_rows<T>(even, y, like, policy);
+      } else {
+        split_rows<T>(rows, y, like, policy);
+      }
+      return;  // split_rows checked its launch
+    }
+    case LaunchKind::kColumns: {
+      const Columns<T> c{x,          pass.outer,       pass.outer_size, pass.length,
+                         pass.reduced_stride, pass.inner, pass.inner_stride};
+      if (launch.vector > 1) {
+        launch_columns<T, Out, 16 / sizeof(T)>(c, launch, y, like, policy);
+      } else {
+        launch_columns<T, Out, 1>(c, launch, y, like, policy);
+      }
+      return;  // launch_columns checked its launch
+    }
+  }
+  C10_CUDA_KERNEL_LAUNCH_CHECK();
+}
+
+// What a pass that is not the last writes for the next: combine_t as a tensor dtype
+// (double for float32, float for 16-bit floats, int64 for integers).
+template <typename T>
+using carry_t = std::conditional_t<std::is_integral_v<combine_t<T>>, int64_t, combine_t<T>>;
+
+// The passes of an auto sum in order, each after the first reading the last one's
+// outputs.
+template <typename T>
+void auto_passes(const SumPlan& plan, at::Tensor& out) {
+  using Carry = carry_t<T>;
+  const T* x = kernel_data<T>(plan.input);
+  out_t<T>* y = out.mutable_data_ptr<out_t<T>>();
+  const auto& passes = plan.passes;
+  if (passes.size() == 1) return run_pass(x, passes[0], y, out, AutoSums<T>{});
+  at::Tensor carried = at::empty({passes[0].outputs()},
+                                 out.options().dtype(c10::CppTypeToScalarType<Carry>::value));
+  run_pass(x, passes[0], carried.mutable_data_ptr<Carry>(), out, AutoSums<T>{});
+  for (size_t k = 1; k + 1 < passes.size(); ++k) {
+    at::Tensor next = at::empty({passes[k].outputs()}, carried.options());
+    run_pass(carried.const_data_ptr<Carry>(), passes[k], next.mutable_data_ptr<Carry>(), out,
+             AutoSums<Carry>{});
+    carried = next;
+  }
+  run_pass(carried.const_data_ptr<Carry>(), passes.back(), y, out, AutoSums<Carry>{});
+}
+
+constexpr unsigned kCarryThreads = 256;
+
+// A pass of an exact sum after the first: its elements are the certified sums the pass
+// before left, combined a thread an output (these passes are short: the first pass took
+// the innermost reduced dim), then stored as the policy says (certified again for the
+// next pass, or rounded and checked at the last).
+template <typename T, typename Out>
+__global__ void __launch_bounds__(kCarryThreads)
+    exact_carry_pass(Columns<CertifiedSum> c, Out* __restrict__ y, ExactSums<T> policy) {
+  const int64_t outputs = c.outer_size * c.inner;
+  for (int64_t q = int64_t{blockIdx.x} * kCarryThreads + threadIdx.x; q < outputs;
+       q += int64_t{gridDim.x} * kCarryThreads) {
+    const CertifiedSum* first = c.x + c.outer.offset(q / c.inner) + (q % c.inner) * c.inner_stride;
+    CertifiedSum sum = exact::zero_sum();
+    for (int64_t r = 0; r < c.length; ++r) sum += first[r * c.reduced_stride];
+    policy.store(y, q, sum);
+  }
+}
+
+// Where an exact sum's outputs' elements are (ExactSource): the pass's own geometry for
+// one pass; for several, the kept and reduced dims of the input's layout, if they fit
+// (else nullopt: the sum then runs over plan.rows(), one pass).
+template <typename T>
+std::optional<ExactSource<T>> exact_source(const SumPlan& plan, const T* x) {
+  ExactSource<T> source{};
+  source.x = x;
+  if (plan.passes.size() == 1) {
+    const ReductionPass& pass = plan.passes[0];
+    source.outer = pass.outer;
+    source.inner = pass.inner;
+    source.inner_stride = pass.inner_stride;
+    source.reduced_ndim = 1;
+    source.reduced_sizes[0] = pass.length;
+    source.reduced_strides[0] = pass.reduced_stride;
+    return source;
+  }
+  c10::SmallVector<LayoutDim, 8> kept, reduced;
+  for (const LayoutDim& d : plan.layout) (d.reduced ? reduced : kept).push_back(d);
+  if (kept.size() > kMaxOuterDims + 1 || reduced.size() > ExactSource<T>::kMaxReducedDims) {
+    return std::nullopt;
+  }
+  source.inner = 1;
+  source.inner_stride = 0;
+  if (!kept.empty()) {
+    source.inner = kept.back().size;
+    source.inner_stride = kept.back().stride;
+    kept.pop_back();
+  }
+  source.outer.ndim = static_cast<int>(kept.size());
+  for (size_t d = 0; d < kept.size(); ++d) {
+    source.outer.sizes[d] = kept[d].size;
+    source.outer.strides[d] = kept[d].stride;
+  }
+  source.reduced_ndim = static_cast<int>(reduced.size());
+  for (size_t d = 0; d < reduced.size(); ++d) {
+    source.reduced_sizes[d] = reduced[d].size;
+    source.reduced_strides[d] = reduced[d].stride;
+  }
+  return source;
+}
+
+// The passes of an exact sum: the first by the launch model's kernel with certified
+// sums, leaving them for the next (three doubles an output) when there are more passes;
+// those by exact_carry_pass. The last pass rounds each output once and recomputes those
+// whose certificate fails from the input itself.
+template <typename T>
+void exact_passes(const SumPlan& plan, at::Tensor& out) {
+  const T* x = kernel_data<T>(plan.input);
+  T* y = out.mutable_data_ptr<T>();
+  const std::optional<ExactSource<T>> source = exact_source(plan, x);
+  if (!source) {  // a layout of more dims than a source holds: one pass over a copy
+    const at::Tensor rows = plan.rows();
+    ReductionPass pass;
+    pass.outer.ndim = 1;
+    pass.outer.sizes[0] = pass.outer_size = plan.outputs;
+    pass.outer.strides[0] = pass.length = plan.length;
+    SumPlan one = plan;
+    one.input = rows;
+    one.passes.assign({pass});
+    return exact_passes<T>(one, out);
+  }
+  const ExactSums<T> policy{*source};
+  const auto& passes = plan.passes;
+  if (passes.size() == 1) return run_pass(x, passes[0], y, out, policy);
+  auto carry_tensor = [&](int64_t outputs) {
+    return at::empty({outputs * 3}, out.options().dtype(at::kDouble));
+  };
+  auto as_sums = [](const at::Tensor& t) { return reinterpret_cast<CertifiedSum*>(t.data_ptr()); };
+  at::Tensor carried = carry_tensor(passes[0].outputs());
+  run_pass(x, passes[0], as_sums(carried), out, policy);
+  const cudaStream_t stream = c10::cuda::getCurrentCUDAStream();
+  for (size_t k = 1; k < passes.size(); ++k) {
+    const ReductionPass& pass = passes[k];
+    const Columns<CertifiedSum> c{as_sums(carried), pass.outer,       pass.outer_size, pass.length,
+                                  pass.reduced_stride, pass.inner, pass.inner_stride};
+    const int64_t blocks =
+        std::min(ceil_div(pass.outputs(), kCarryThreads),
+                 resident_blocks<exact_carry_pass<T, T>>(kCarryThreads) * 4);
+    if (k + 1 < passes.size()) {
+      at::Tensor next = carry_tensor(pass.outputs());
+      exact_carry_pass<T, CertifiedSum>
+          <<<blocks, kCarryThreads, 0, stream>>>(c, as_sums(next), policy);
+      carried = next;
+    } else {
+      exact_carry_pass<T, T><<<blocks, kCarryThreads, 0, stream>>>(c, y, policy);
+    }
+    C10_CUDA_KERNEL_LAUNCH_CHECK();
+  }
+}
+
+// The instantiations, one line per dtype in the passes_*.cu files.
+#define WARPREDUCE_INSTANTIATE_AUTO(T) \
+  template void auto_passes<T>(const SumPlan& plan, at::Tensor& out);
+#define WARPREDUCE_INSTANTIATE_EXACT(T) \
+  template void exact_passes<T>(const SumPlan& plan, at::Tensor& out);
+
+}  // namespace warpreduce

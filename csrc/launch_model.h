@@ -1,0 +1,110 @@
+// The launch model: for one pass of the reduction geometry (geometry.h) on a GPU, which
+// kernel runs it and in what shape of launch. The one place where that is decided, from
+// the pass's extents and strides, the element size, the alignment of the data and the
+// device's size; cuda/sum_cuda.cu carries the decision out. Plain C++ (no CUDA, no
+// ATen), so that the CPU-only build describes the decisions too (warpreduce_torch._C.plan)
+// and the tests check them on machines without a GPU.
+//
+// The kernels (cuda/rows.cuh, cuda/slabs.cuh, cuda/columns.cuh) and when each is chosen:
+//
+//   rows_vectors  rows of at most 32 whole 16-byte vectors, one after the other: a
+//                 vector a lane, a group of lanes a row.
+//   slabs         every output's elements within a short span of memory ("a slab": a
+//                 short row, or a few rows of a few columns), slabs close together:
+//                 tiles of whole slabs copied into shared memory with 16-byte copies
+//                 whatever the alignment, strides or steps, then summed from there.
+//                 Small reduced extents, small inner extents, unaligned and stepped
+//                 views all land here when their slabs are short.
+//   rows_grouped  longer rows (or rows far apart): a group of lanes a row.
+//   rows_split    long rows, few of them, and the full reduction: several blocks a row.
+//   columns       the reduced dim above kept adjacent outputs, slabs too long to tile:
+//                 a lane per 16-byte vector of adjacent outputs (or per output), the
+//                 block's other lanes down the reduced dim, over several blocks when the
+//                 outputs are few; when the reduced extent is short, each lane owns its
+//                 outputs' whole column and lanes run across outer slices ("flat").
+#pragma once
+
+#include <cstdint>
+#include <string>
+
+#include "geometry.h"
+
+namespace warpreduce {
+
+// What the launch model needs to know of the device (read once per device).
+struct DeviceShape {
+  int64_t sms = 132;              // multiprocessors
+  int64_t threads_per_sm = 2048;  // resident threads a multiprocessor holds
+};
+
+// The element a pass reads: its size, and how its data and output pointers are aligned.
+struct ElementShape {
+  int64_t bytes = 4;            // sizeof(T); vectors are 16 bytes, 16 / bytes elements
+  uintptr_t data_address = 0;   // the pass's first element
+  uintptr_t output_address = 0;
+  bool vectors() const { return bytes <= 16 && 16 % bytes == 0; }
+  int64_t lanes() const { return vectors() ? 16 / bytes : 1; }
+};
+
+enum class LaunchKind { kRowsVectors, kSlabs, kRowsGrouped, kRowsSplit, kColumns };
+
+const char* launch_kind_name(LaunchKind kind);
+
+struct Launch {
+  LaunchKind kind = LaunchKind::kRowsSplit;
+  // rows_vectors, slabs, rows_grouped: lanes that share one output (a power of two <= 32).
+  unsigned group = 1;
+  // rows_vectors: 16-byte vectors a row.
+  int64_t vectors_per_row = 0;
+  // slabs: slabs a tile holds; the tile's memory span in elements.
+  int64_t slabs_per_tile = 0;
+  int64_t tile_span = 0;
+  // columns: elements a lane loads at once (1, or a 16-byte vector), lanes across the
+  // outputs (tx) and down the reduced dim (ty), whether a tile's lanes run across outer
+  // slices (flat), and the blocks a tile's rows are split over.
+  int64_t vector = 1;
+  unsigned tx = 0, ty = 0;
+  bool flat = false;
+  int64_t splits = 1;
+  std::string describe() const;
+};
+
+// The decision for `pass`, its elements described by `element`, on `device`.
+Launch choose_launch(const ReductionPass& pass, const ElementShape& element,
+                     const DeviceShape& device);
+
+// slabs: the memory span of one output's elements, in elements, and whether slabs sit
+// close enough together (in their innermost outer dim) for tiles of them to be copied
+// whole. Shared with the kernel's launcher, which lays the tiles out.
+int64_t slab_span(const ReductionPass& pass);
+// The stride between consecutive slabs of a tile: the innermost outer dim's (0 without
+// outer dims: one slab) and how many slabs a run of them has.
+int64_t slab_stride(const ReductionPass& pass);
+int64_t slabs_per_run(const ReductionPass& pass);
+
+// Tuning kept as data: each constant's comment says what it assumes and the measurement
+// that set it (benchmarks/RESULTS.md has the tables).
+struct LaunchTuning {
+  // A tile of slabs in shared memory: 4 16-byte copies per thread of a 256-thread block,
+  // two stages deep (the rows_tiled kernel this generalises: cp.async two deep took rows
+  // of 3 floats from 35% to 61% of a full sum's speed on an H200).
+  static constexpr int64_t kTileBytes = 16 * 1024;
+  // Rows up to this long are tiled (longer rows took rows_grouped at 70-90% of a full
+  // sum's speed on an H200), and slabs of columns up to kSlabMaxBytes: a tile then holds
+  // at least 4 slabs (bfloat16 160 x 38 x 97 x 12 over dim 2 has slabs of 2.3 KiB).
+  static constexpr int64_t kRowSlabMaxBytes = 1024;
+  static constexpr int64_t kSlabMaxBytes = 4096;
+  // A tile copies the memory between its slabs too: only where it is at most this share
+  // of the tile (below a 32-byte sector it costs nothing: DRAM reads whole sectors).
+  static constexpr int64_t kSlabGapNumerator = 1, kSlabGapDenominator = 2;
+  // A column lane sums at least this many rows (4 rounds of 8 vector loads; 2 rounds of
+  // 32 scalar loads) before another lane shares its column.
+  static constexpr int64_t kColumnRowsPerLane = 32;
+  static constexpr int64_t kColumnRowsPerLaneScalar = 64;
+  static constexpr unsigned kColumnThreads = 512;
+  // Rows shorter than this many vectors a lane go to a group per row only while the rows
+  // keep a quarter of the GPU's threads busy; else several blocks a row.
+  static constexpr int64_t kGroupedMaxVectorsPerLane = 64;
+};
+
+}  // namespace warpreduce

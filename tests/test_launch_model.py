@@ -1,0 +1,106 @@
+"""The launch model (csrc/launch_model.h): which kernel and launch shape each pass takes,
+checked through warpreduce_torch._C.plan on any machine, with shapes on both sides of
+each boundary; and the sums of those shapes against torch.sum on every device, every
+dtype, aligned and unaligned, so that each branch's kernel runs on the GPU machine."""
+
+import pytest
+import torch
+
+import warpreduce_torch as wr
+from warpreduce_torch.testing import assert_sum_matches, random_tensor
+
+from .support import DEVICES, DTYPES
+
+
+def make(shape, layout, dtype, device):
+    """A tensor of `shape`: contiguous, "offset" (its data one element past an aligned
+    address), "stepped" (the last dim every other element) or "wide" (a prefix of a
+    wider last dim)."""
+    shape = tuple(shape)
+    if layout == "contiguous":
+        return random_tensor(shape, dtype, device)
+    if layout == "offset":
+        return random_tensor(shape[:-1] + (shape[-1] + 1,), dtype, device)[..., 1:]
+    if layout == "stepped":
+        return random_tensor(shape[:-1] + (2 * shape[-1],), dtype, device)[..., ::2]
+    if layout == "wide":
+        return random_tensor(shape[:-1] + (shape[-1] + 5,), dtype, device)[..., : shape[-1]]
+    raise ValueError(layout)
+
+
+def launches(x, dims):
+    return [p["launch"].split()[0] for p in wr._C.plan(x, list(dims))["passes"]]
+
+
+# (shape, layout, dims, expected kind of each pass) for float32; boundaries on both sides.
+CASES = [
+    # the full reduction: several blocks on one row
+    ((1 << 16,), "contiguous", [0], ["rows_split"]),
+    # rows of whole vectors: 8 vectors a row; 25 (of 32 lanes: >= 3 in 4) and 23 (not)
+    ((4096, 32), "contiguous", [1], ["rows_vectors"]),
+    ((4096, 100), "contiguous", [1], ["rows_vectors"]),
+    ((4096, 92), "contiguous", [1], ["slabs"]),
+    # short rows that are not whole vectors, or not aligned, or stepped: tiles of rows
+    ((4096, 3), "contiguous", [1], ["slabs"]),
+    ((4096, 32), "offset", [1], ["slabs"]),
+    ((4096, 7), "stepped", [1], ["slabs"]),
+    ((4096, 256), "contiguous", [1], ["slabs"]),  # 1 KiB rows: still tiled
+    ((16384, 257), "contiguous", [1], ["rows_grouped"]),  # just over
+    # longer rows, many of them: a group of lanes a row; few of them: blocks a row
+    ((65536, 1024), "contiguous", [1], ["rows_grouped"]),
+    ((8, 1 << 20), "contiguous", [1], ["rows_split"]),
+    ((4096, 1024), "stepped", [1], ["rows_grouped"]),
+    ((2048, 4096), "stepped", [1], ["rows_split"]),  # over 64 loads a lane
+    # tiny reduced extents in the middle, small inner extents: a lane a vector of
+    # adjacent outputs with its whole (short) column where the loads are vectors, tiles
+    # of slabs where they are not
+    ((4096, 4, 16), "contiguous", [1], ["columns"]),
+    ((4096, 2, 16), "contiguous", [1], ["columns"]),
+    ((4096, 4, 2), "contiguous", [1], ["slabs"]),
+    ((4096, 4, 15), "contiguous", [1], ["slabs"]),
+    ((4096, 4, 16), "offset", [1], ["slabs"]),
+    ((512, 8, 127), "contiguous", [1], ["slabs"]),  # 4064-byte slabs
+    ((512, 8, 129), "contiguous", [1], ["columns"]),  # just over: a lane an output
+    ((64, 9, 113), "contiguous", [1], ["slabs"]),
+    ((64, 97, 13), "contiguous", [1], ["columns"]),
+    # columns: wide ones (a warp across 512 bytes), few ones with long columns (a warp
+    # across a patch of rows), unaligned and stepped ones (an element a lane)
+    ((1024, 4096), "contiguous", [0], ["columns"]),
+    ((4, 65536, 8), "contiguous", [1], ["columns"]),
+    ((1024, 4096), "offset", [0], ["columns"]),
+    ((1024, 4096), "stepped", [0], ["columns"]),
+    # two passes: rows of 1 KiB, then columns of the partial sums
+    ((64, 128, 256), "contiguous", [0, 2], ["slabs", "columns"]),
+]
+
+
+@pytest.mark.parametrize("shape,layout,dims,kinds", CASES, ids=str)
+def test_launch_kinds(shape, layout, dims, kinds):
+    x = make(shape, layout, torch.float32, "cpu")
+    assert launches(x, dims) == kinds
+
+
+def test_column_shapes():
+    # 4 rows of 16 floats: lanes across outer slices, each with its column (flat).
+    x = make((4096, 4, 16), "contiguous", torch.float32, "cpu")
+    assert wr._C.plan(x, [1])["passes"][0]["launch"] == "columns vector=4 tx=512 ty=1 flat"
+    # Few columns and a long reduced dim: a patch of rows x columns a warp.
+    x = make((4, 65536, 8), "contiguous", torch.float32, "cpu")
+    assert wr._C.plan(x, [1])["passes"][0]["launch"] == "columns vector=4 tx=2 ty=256"
+    # Wide columns: a warp across 32 vectors, 16 lanes down the rows.
+    x = make((1024, 4096), "contiguous", torch.float32, "cpu")
+    assert wr._C.plan(x, [0])["passes"][0]["launch"] == "columns vector=4 tx=32 ty=16 flat"
+
+
+def test_every_kind_is_covered():
+    kinds = {kind for *_, ks in CASES for kind in ks}
+    assert kinds == {"rows_split", "rows_vectors", "slabs", "rows_grouped", "columns"}
+
+
+@pytest.mark.parametrize("device", DEVICES)
+@pytest.mark.parametrize("dtype", DTYPES, ids=str)
+@pytest.mark.parametrize("shape,layout,dims,kinds", CASES, ids=str)
+def test_every_branch_sums_like_torch_sum(device, dtype, shape, layout, dims, kinds):
+    x = make(shape, layout, dtype, device)
+    for kernel in [k for k in ("auto", "exact") if k in wr.kernels(device)]:
+        assert_sum_matches(wr.sum(x, dims, kernel=kernel), x, dims)
