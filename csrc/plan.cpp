@@ -252,8 +252,11 @@ at::Tensor SumPlan::finish(const at::Tensor& output) const {
     result = output.view(sizes).permute(memory_position).reshape(out_shape);
   }
   if (result.is_contiguous() && result.scalar_type() == out_dtype) return result;
-  return result.to(result.options().dtype(out_dtype), /*non_blocking=*/false, /*copy=*/false,
-                   at::MemoryFormat::Contiguous);
+  // One copy into torch.sum's layout (contiguous, which the fake kernel promises and
+  // compiled graphs check) and dtype. Not Tensor::to(..., MemoryFormat::Contiguous): it
+  // returns a permuted tensor itself, since suggest_memory_format() of any layout that is
+  // not channels-last says Contiguous.
+  return at::empty(out_shape, result.options().dtype(out_dtype)).copy_(result);
 }
 
 at::Tensor run_sum(const at::Tensor& self, at::OptionalIntArrayRef dim, bool keepdim,
