@@ -3,6 +3,7 @@
 # compute-sanitizer on every kernel, then the benchmarks (on a quiet GPU, last).
 #   benchmarks/gpu_check.sh [build] [test] [sanitize] [reliability] [dtensor] [stages]
 #                           [sweep] [dims] [cpu] [host] [accuracy] [ncu] [ncu-dims]
+#                           [models]
 #   (default: build test sanitize stages sweep dims)
 # Logs and results go to $OUT (the device tool's folder) or ./gpu-logs. TESTS selects
 # the tests (pytest arguments, default: tests); DIMS_FILTER the dims step's cases;
@@ -116,6 +117,12 @@ for step in $steps; do
     stages)
       note stages
       python3 -m warpreduce_torch.bench.stages | tee "$OUT/stages.md" || status=1
+      ;;
+    models)
+      # transformers and timm models with torch.sum routed to the op (benchmarks/models.py).
+      note "models, override off and on"
+      python3 benchmarks/models.py --out "$OUT" 2>"$OUT/models.err" | tee "$OUT/models.md" ||
+        { status=1; tail -20 "$OUT/models.err"; }
       ;;
     host)
       note "host overhead"
