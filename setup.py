@@ -13,7 +13,9 @@ build against. `python -m build --no-isolation` makes an sdist and a wheel.
 - CUDA code is compiled whenever nvcc and a CUDA build of torch are present, with or
   without a GPU (the dev machine and CI have none). Without nvcc, the CPU part alone.
 - Architectures: TORCH_CUDA_ARCH_LIST when set; else the visible GPUs' (torch's own
-  choice); with no GPU visible, "9.0" (H100/H200, what the project is measured on).
+  choice); with no GPU visible (a wheel built on a CPU machine or in CI), DEFAULT_CUDA_ARCHS
+  below. The build records the list in _build_info.py, and a wheel's summary and
+  classifiers name the torch, CUDA and architectures it was built for.
 - Not py_limited_api: csrc/python.cpp binds the call against libtorch_python (torch's
   own argument parser), 1-2 us a call cheaper than torch.ops on the GPU machine (the
   file says why), so a build serves the one Python it was built with.
@@ -26,7 +28,12 @@ import pathlib
 import sys
 import textwrap
 
-DEFAULT_CUDA_ARCH = "9.0"
+# With no GPU visible: one binary (SASS) for each architecture a user is likely to have,
+# sm_80 (A100), sm_86 (RTX 30xx, A10, A40), sm_89 (L4, L40S, RTX 40xx), sm_90 (H100,
+# H200), sm_100 (B200, GB200; also runs on sm_103), sm_120 (RTX 50xx, RTX PRO 6000),
+# and PTX of sm_120 for newer ones, which the driver compiles on first use. The
+# tuning constants were measured on sm_90 only (README: Supported versions).
+DEFAULT_CUDA_ARCHS = "8.0;8.6;8.9;9.0;10.0;12.0+PTX"
 TORCH_FLOOR = "torch>=2.6"
 
 
@@ -93,7 +100,7 @@ def _extension():
             extra_link_args=LINK_ARGS + OPENMP,
         )
     if not os.environ.get("TORCH_CUDA_ARCH_LIST") and not torch.cuda.is_available():
-        os.environ["TORCH_CUDA_ARCH_LIST"] = DEFAULT_CUDA_ARCH
+        os.environ["TORCH_CUDA_ARCH_LIST"] = DEFAULT_CUDA_ARCHS
     print(
         "warpreduce_torch: building CPU and CUDA for arch",
         os.environ.get("TORCH_CUDA_ARCH_LIST", "of the visible GPUs"),
@@ -108,6 +115,44 @@ def _extension():
         },
         extra_link_args=LINK_ARGS + OPENMP,
     )
+
+
+def _cuda_archs():
+    """What nvcc compiles the CUDA part for, as its -gencode flags name it: "sm_90" for
+    a binary, "compute_120" for PTX; None for a CPU-only build. torch's own reading of
+    TORCH_CUDA_ARCH_LIST (or of the visible GPUs), so it is what the build uses."""
+    if not _with_cuda():
+        return None
+    from torch.utils.cpp_extension import _get_cuda_arch_flags
+
+    codes = {flag.rpartition("code=")[2] for flag in _get_cuda_arch_flags()}
+
+    def order(code):  # sm_80 ... sm_120, compute_120: by number, binaries first
+        kind, _, number = code.partition("_")
+        return int(number.rstrip("abf")), kind != "sm", code
+
+    return tuple(sorted(codes, key=order))
+
+
+def _describe_build(archs):
+    """One line for the wheel's summary: the torch, CUDA and architectures it serves."""
+    if "sdist" in sys.argv[1:]:
+        return ""  # an sdist builds against whatever is installed
+    if archs is None:
+        return f" (built for torch {torch.__version__}, CPU only)"
+    binaries = " ".join(a for a in archs if a.startswith("sm_"))
+    ptx = " ".join(a for a in archs if a.startswith("compute_"))
+    return (
+        f" (built for torch {torch.__version__}, CUDA {torch.version.cuda}, GPUs {binaries}"
+        + (f", PTX {ptx}" if ptx else "")
+        + ")"
+    )
+
+
+def _classifiers(archs):
+    if "sdist" in sys.argv[1:] or archs is None:
+        return []
+    return [f"Environment :: GPU :: NVIDIA CUDA :: {torch.version.cuda.split('.')[0]}"]
 
 
 def _torch_requirement():
@@ -143,9 +188,12 @@ class BuildExtensionRecordingTorch(BuildExtension):
             f.write(
                 textwrap.dedent(f"""\
                 # Written by setup.py when it built warpreduce_torch._C: the torch that
-                # build is tied to (warpreduce_torch/__init__.py checks it).
+                # build is tied to (warpreduce_torch/__init__.py checks it), and the GPU
+                # architectures its CUDA part was compiled for (nvcc's names: sm_XY a
+                # binary, compute_XY PTX; None for a CPU-only build).
                 TORCH_VERSION = {torch.__version__!r}
                 CUDA_VERSION = {torch.version.cuda if _with_cuda() else None!r}
+                CUDA_ARCHS = {CUDA_ARCHS!r}
                 """)
             )
 
@@ -159,15 +207,20 @@ class BuildExtensionRecordingTorch(BuildExtension):
         return os.path.join(package_dir, "_build_info.py")
 
 
+EXTENSION = _extension()  # sets TORCH_CUDA_ARCH_LIST when no GPU is visible
+CUDA_ARCHS = _cuda_archs()
+
 setup(
     name="warpreduce_torch",
     version="0.1.0",
-    description="torch.sum as a custom op: staged CUDA reduction kernels and a fast path",
+    description="torch.sum as a custom op: staged CUDA reduction kernels and a fast path"
+    + _describe_build(CUDA_ARCHS),
+    classifiers=_classifiers(CUDA_ARCHS),
     long_description=pathlib.Path(__file__).with_name("README.md").read_text(),
     long_description_content_type="text/markdown",
     python_requires=">=3.9",
     packages=find_packages(include=["warpreduce_torch", "warpreduce_torch.*"]),
-    ext_modules=[_extension()],
+    ext_modules=[EXTENSION],
     install_requires=[_torch_requirement()],
     extras_require={
         "bench": ["matplotlib", "tqdm"],  # python -m warpreduce_torch.bench

@@ -3,7 +3,7 @@
 # compute-sanitizer on every kernel, then the benchmarks (on a quiet GPU, last).
 #   benchmarks/gpu_check.sh [build] [test] [sanitize] [reliability] [dtensor] [stages]
 #                           [sweep] [dims] [random] [small] [cpu] [host] [accuracy]
-#                           [resources] [ncu] [ncu-dims]
+#                           [resources] [ncu] [ncu-dims] [models]
 #   (default: build test sanitize stages sweep dims random small)
 # Logs and results go to $LOGS (default ./gpu-logs); with $OUT set (the device tool's
 # folder, which takes back a few files only) they are packed into $OUT/logs.tgz at the
@@ -122,6 +122,12 @@ for step in $steps; do
     stages)
       note stages
       python3 -m warpreduce_torch.bench.stages | tee "$OUT/stages.md" || status=1
+      ;;
+    models)
+      # transformers and timm models with torch.sum routed to the op (benchmarks/models.py).
+      note "models, override off and on"
+      python3 benchmarks/models.py --out "$OUT" 2>"$OUT/models.err" | tee "$OUT/models.md" ||
+        { status=1; tail -20 "$OUT/models.err"; }
       ;;
     host)
       note "host overhead"

@@ -159,8 +159,14 @@ def test_wheel_pins_the_torch_it_was_built_against(dists):
     _, wheel = dists
     with zipfile.ZipFile(wheel) as whl:
         (meta,) = [n for n in whl.namelist() if n.endswith(".dist-info/METADATA")]
-        lines = metadata(whl.read(meta).decode())
+        text = whl.read(meta).decode()
+        lines = metadata(text)
         build_info = whl.read("warpreduce_torch/_build_info.py").decode()
+    # What the wheel serves, in its summary (pip show) and its _build_info.py: this one
+    # is CPU-only (WARPREDUCE_CUDA=0), so no GPU architectures.
+    summary = next(line for line in text.splitlines() if line.startswith("Summary:"))
+    assert summary.endswith(f"(built for torch {torch.__version__}, CPU only)")
+    assert "CUDA_ARCHS = None" in build_info
     assert f"Requires-Dist: torch=={TORCH_RELEASE}" in lines
     # ... which the installed torch meets, as pip will check: its distribution's version
     # may lack the local label of torch.__version__ ("2.14.1" for "2.14.1+cu130").

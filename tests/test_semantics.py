@@ -210,3 +210,26 @@ def test_float_error_no_worse_than_torch_sum(device, n):
         theirs += abs(torch.sum(x).item() - ref)
         half_ulp += torch.finfo(torch.float32).eps * abs(ref) / 2
     assert ours <= theirs + half_ulp, (ours / 30, theirs / 30, half_ulp / 30)
+
+
+@pytest.mark.parametrize("device", DEVICES)
+@pytest.mark.parametrize(
+    "permutation,dim,keepdim",
+    [
+        ((0, 2, 3, 1, 4), 2, True),  # attention's (batch, heads, group, tokens, d) view
+        ((0, 2, 3, 1, 4), 2, False),
+        ((1, 0, 2), 2, False),
+        ((2, 1, 0), (0, 2), True),
+        ((0, 2, 3, 1, 4), (2, 4), False),
+    ],
+    ids=str,
+)
+def test_result_has_torch_sums_strides(device, permutation, dim, keepdim):
+    # torch.sum returns a contiguous result whatever the input's layout, and the fake
+    # kernel promises the same: compiled graphs check the real strides against it.
+    base = random_tensor((2, 32, 2, 4, 16)[: len(permutation)], torch.float32, device)
+    x = base.permute(permutation)
+    ours, theirs = wr.sum(x, dim, keepdim), torch.sum(x, dim, keepdim)
+    assert ours.shape == theirs.shape and ours.stride() == theirs.stride()
+    fake = torch.sum(x.to("meta"), dim, keepdim)
+    assert ours.stride() == fake.stride()
