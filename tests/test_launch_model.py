@@ -104,3 +104,34 @@ def test_every_branch_sums_like_torch_sum(device, dtype, shape, layout, dims, ki
     x = make(shape, layout, dtype, device)
     for kernel in [k for k in ("auto", "exact") if k in wr.kernels(device)]:
         assert_sum_matches(wr.sum(x, dims, kernel=kernel), x, dims)
+
+
+def correctly_rounded(x, dims):
+    """The exact sum of each output's elements rounded once to x's dtype: math.fsum of
+    the float64 values (each exact) is the exact sum rounded to float64; rounding that to
+    a narrower dtype again can differ only where the exact sum lies within 2^-53 of a
+    rounding boundary of the narrower type, which random data does not reach."""
+    import math
+
+    moved = x.double().cpu()
+    kept = [d for d in range(x.dim()) if d not in dims]
+    moved = moved.permute(*kept, *dims).reshape(-1, math.prod(x.shape[d] for d in dims))
+    sums = torch.tensor([math.fsum(row.tolist()) for row in moved], dtype=torch.float64)
+    return sums.to(x.dtype).reshape([x.shape[d] for d in kept])
+
+
+@pytest.mark.parametrize("device", DEVICES)
+@pytest.mark.parametrize(
+    "dtype", [torch.float16, torch.bfloat16, torch.float32, torch.float64], ids=str
+)
+@pytest.mark.parametrize("shape,layout,dims,kinds", CASES[:-1], ids=str)
+def test_exact_is_correctly_rounded_on_every_branch(device, dtype, shape, layout, dims, kinds):
+    if "exact" not in wr.kernels(device):
+        pytest.skip(f"no exact kernel on {device} in this build")
+    x = make(shape, layout, dtype, device)
+    if x.numel() > 1 << 18:  # the reference is a Python loop
+        x = x[tuple(slice(0, max(1, s // 8)) if d not in dims else slice(None)
+                    for d, s in enumerate(x.shape))]
+    expected = correctly_rounded(x, dims)
+    result = wr.sum(x, dims, kernel="exact").cpu()
+    assert torch.equal(result.view(-1).view(torch.int8), expected.view(-1).view(torch.int8))
