@@ -22,16 +22,10 @@ int64_t pow2_floor(int64_t v) {
   return p;
 }
 
-// Whether tiles of whole slabs can be copied: slabs short enough, and the memory between
-// consecutive slabs (copied with them) a small share of a tile.
+// Whether tiles of whole slabs can be copied: slabs short enough.
 bool slabs_fit(const ReductionPass& pass, int64_t bytes) {
-  const int64_t span = slab_span(pass), stride = slab_stride(pass);
   const int64_t most = pass.is_rows() ? Tuning::kRowSlabMaxBytes : Tuning::kSlabMaxBytes;
-  if (span * bytes > most) return false;
-  if (slabs_per_run(pass) == 1 || stride <= span) return true;  // adjacent or overlapping
-  const int64_t gap = stride - span;
-  return gap * bytes <= 32 ||
-         gap * Tuning::kSlabGapDenominator <= stride * Tuning::kSlabGapNumerator;
+  return slab_span(pass) * bytes <= most;
 }
 
 // How many lanes share one output of a tile of slabs: the cost of reading the tile from
@@ -74,16 +68,43 @@ unsigned slab_group(const ReductionPass& pass, int64_t bytes, int64_t outputs_pe
   return best;
 }
 
+// Slabs: segments of whole runs of slabs where the runs are short, else pieces of a run;
+// slabs far apart (the memory between them more than the slab and a sector) one a
+// segment.
 Launch slabs_launch(const ReductionPass& pass, int64_t bytes) {
   Launch launch;
   launch.kind = LaunchKind::kSlabs;
-  const int64_t span = slab_span(pass), stride = slab_stride(pass);
-  const int64_t capacity = Tuning::kTileBytes / bytes - 16 / std::min<int64_t>(bytes, 16);
-  int64_t k = stride == 0 ? 64 : (capacity - span) / stride + 1;
-  k = std::clamp<int64_t>(k, 1, slabs_per_run(pass));
-  launch.slabs_per_tile = k;
-  launch.tile_span = (k - 1) * stride + span;
-  launch.group = slab_group(pass, bytes, k * pass.inner, /*threads=*/256);
+  const int64_t span = slab_span(pass), stride = slab_stride(pass), run = slabs_per_run(pass);
+  const int64_t tile = Tuning::kTileBytes / bytes;  // elements
+  const int64_t most = max_tile_segments(bytes);
+  const bool close = run == 1 || stride <= span || (stride - span) * bytes <= 32 ||
+                     (stride - span) * 2 <= stride;
+  const int64_t run_span = (run - 1) * stride + span;
+  if (!close) {
+    launch.per_segment = 1;
+    launch.segments = std::clamp<int64_t>(tile / (span + 16 / bytes), 1, most);
+  } else if (run_span <= tile) {
+    launch.per_segment = run;
+    launch.segments = std::clamp<int64_t>(tile / (run_span + 16 / bytes), 1, most);
+  } else {
+    launch.per_segment = std::max<int64_t>(1, (tile - span - 16 / bytes) / std::max<int64_t>(stride, 1) + 1);
+    launch.segments = 1;
+  }
+  const int64_t segment_span = (launch.per_segment - 1) * stride + span;
+  launch.slots = ceil_div(segment_span * bytes, 16) + 1;
+  launch.group = slab_group(pass, bytes, launch.per_segment * pass.inner, /*threads=*/256);
+  return launch;
+}
+
+// Column tiles: `length` segments (the rows), as wide as a tile's bytes allow.
+Launch column_tiles_launch(const ReductionPass& pass, int64_t bytes) {
+  Launch launch;
+  launch.kind = LaunchKind::kColumnTiles;
+  launch.segments = pass.length;
+  const int64_t elements = (Tuning::kTileBytes / pass.length - 16) / bytes;
+  launch.width = std::min(pass.inner, (elements - 1) / pass.inner_stride + 1);
+  launch.slots = ceil_div(((launch.width - 1) * pass.inner_stride + 1) * bytes, 16) + 1;
+  launch.group = 1;  // consecutive outputs read consecutive words
   return launch;
 }
 
@@ -106,14 +127,17 @@ Launch rows_launch(const ReductionPass& pass, const ElementShape& element,
   // Short rows: tiled.
   if (slabs_fit(pass, bytes)) return slabs_launch(pass, bytes);
   // A group of lanes per row (a warp for rows of 512 bytes or more) while the rows keep a
-  // quarter of the GPU's threads busy and a lane's share is at most 64 loads; else
-  // whole blocks, several per row when the rows are few.
+  // quarter of the GPU's threads busy and a lane's share of the row's memory is at most
+  // 64 vectors' worth (1 KiB); else whole blocks, several per row when the rows are few.
+  // (Counting the loads of stepped rows instead sent rows of 2226 float16s, 2 apart, to a
+  // block each: 1278 GB/s where torch.sum read 3885.)
   const int64_t loads = pass.reduced_stride == 1 ? ceil_div(pass.length, element.lanes())
                                                  : pass.length;
   const int64_t group = std::min<int64_t>(32, pow2_ceil(loads));
   const int64_t capacity = device.sms * device.threads_per_sm;
+  const int64_t lane_bytes = slab_span(pass) * bytes / group;
   if (pass.outer_size * group >= capacity / 4 &&
-      loads <= 32 * Tuning::kGroupedMaxVectorsPerLane) {
+      lane_bytes <= 16 * Tuning::kGroupedMaxVectorsPerLane) {
     launch.kind = LaunchKind::kRowsGrouped;
     launch.group = static_cast<unsigned>(group);
   }
@@ -126,15 +150,27 @@ Launch columns_launch(const ReductionPass& pass, const ElementShape& element) {
                  pass.inner % lanes == 0 && pass.reduced_stride % lanes == 0 &&
                  element.data_address % 16 == 0 && element.output_address % 16 == 0;
   for (int d = 0; d < pass.outer.ndim; ++d) vectors = vectors && pass.outer.strides[d] % lanes == 0;
-  // Short slabs: through shared memory, unless the loads are whole vectors already (a
-  // lane then owns a vector of adjacent outputs, and its loads down a short reduced dim
-  // are in flight together). WARPREDUCE_PREFER_SLABS=1 tiles every slab that fits: a
-  // knob for measuring the two side by side (benchmarks), read once.
+  // Short slabs: through shared memory, unless the loads are whole vectors already and a
+  // slab's row is at least 4 of them (a lane then owns a vector of adjacent outputs, and
+  // its loads down a short reduced dim are in flight together). With fewer, a warp's
+  // lanes fall in as many 128-byte lines as slabs, and L1 serves a line a cycle: 8 rows of
+  // 4 floats ran at 59% of a full sum's speed that way, 16 floats at 96% (H200).
+  // WARPREDUCE_PREFER_SLABS=1 tiles every slab that fits: a knob for measuring the two
+  // side by side (benchmarks), read once.
   static const bool prefer_slabs = [] {
     const char* v = std::getenv("WARPREDUCE_PREFER_SLABS");
     return v != nullptr && std::string(v) == "1";
   }();
-  if (slabs_fit(pass, bytes) && (!vectors || prefer_slabs)) return slabs_launch(pass, bytes);
+  const bool narrow = pass.inner * bytes < 64;
+  if (slabs_fit(pass, bytes) && (!vectors || narrow || prefer_slabs)) {
+    return slabs_launch(pass, bytes);
+  }
+  // A short reduced dim above wide columns that vectors cannot read: column tiles.
+  if (!vectors && pass.length <= std::min(Tuning::kColumnTileMaxRows, max_tile_segments(bytes)) &&
+      pass.inner_stride * bytes <= 16) {
+    const Launch tiles = column_tiles_launch(pass, bytes);
+    if (tiles.width >= std::min<int64_t>(pass.inner, Tuning::kColumnTileMinWidth)) return tiles;
+  }
 
   Launch launch;
   launch.kind = LaunchKind::kColumns;
@@ -170,6 +206,8 @@ const char* launch_kind_name(LaunchKind kind) {
       return "rows_vectors";
     case LaunchKind::kSlabs:
       return "slabs";
+    case LaunchKind::kColumnTiles:
+      return "column_tiles";
     case LaunchKind::kRowsGrouped:
       return "rows_grouped";
     case LaunchKind::kRowsSplit:
@@ -188,7 +226,10 @@ std::string Launch::describe() const {
       s << " group=" << group << " vectors=" << vectors_per_row;
       break;
     case LaunchKind::kSlabs:
-      s << " slabs_per_tile=" << slabs_per_tile << " group=" << group;
+      s << " segments=" << segments << " per_segment=" << per_segment << " group=" << group;
+      break;
+    case LaunchKind::kColumnTiles:
+      s << " rows=" << segments << " width=" << width;
       break;
     case LaunchKind::kRowsGrouped:
       s << " group=" << group;
@@ -205,6 +246,8 @@ std::string Launch::describe() const {
 int64_t slab_span(const ReductionPass& pass) {
   return (pass.length - 1) * pass.reduced_stride + (pass.inner - 1) * pass.inner_stride + 1;
 }
+
+int64_t max_tile_segments(int64_t bytes) { return 256 / (16 / std::min<int64_t>(bytes, 16)); }
 
 int64_t slab_stride(const ReductionPass& pass) {
   return pass.outer.ndim == 0 ? 0 : pass.outer.strides[pass.outer.ndim - 1];

@@ -10,11 +10,14 @@
 //   rows_vectors  rows of at most 32 whole 16-byte vectors, one after the other: a
 //                 vector a lane, a group of lanes a row.
 //   slabs         every output's elements within a short span of memory ("a slab": a
-//                 short row, or a few rows of a few columns), slabs close together:
-//                 tiles of whole slabs copied into shared memory with 16-byte copies
-//                 whatever the alignment, strides or steps, then summed from there.
-//                 Small reduced extents, small inner extents, unaligned and stepped
-//                 views all land here when their slabs are short.
+//                 short row, or a few rows of a few columns): tiles of whole slabs
+//                 copied into shared memory with 16-byte copies whatever the alignment,
+//                 strides or steps, then summed from there. Small reduced extents, small
+//                 inner extents, unaligned and stepped views all land here when their
+//                 slabs are short.
+//   column_tiles  a short reduced dim above wide columns that 16-byte loads cannot read
+//                 (rows not aligned alike: slices, offsets, odd extents): tiles of a
+//                 few rows of many columns through shared memory, the same kernel.
 //   rows_grouped  longer rows (or rows far apart): a group of lanes a row.
 //   rows_split    long rows, few of them, and the full reduction: several blocks a row.
 //   columns       the reduced dim above kept adjacent outputs, slabs too long to tile:
@@ -46,7 +49,7 @@ struct ElementShape {
   int64_t lanes() const { return vectors() ? 16 / bytes : 1; }
 };
 
-enum class LaunchKind { kRowsVectors, kSlabs, kRowsGrouped, kRowsSplit, kColumns };
+enum class LaunchKind { kRowsVectors, kSlabs, kColumnTiles, kRowsGrouped, kRowsSplit, kColumns };
 
 const char* launch_kind_name(LaunchKind kind);
 
@@ -56,9 +59,13 @@ struct Launch {
   unsigned group = 1;
   // rows_vectors: 16-byte vectors a row.
   int64_t vectors_per_row = 0;
-  // slabs: slabs a tile holds; the tile's memory span in elements.
-  int64_t slabs_per_tile = 0;
-  int64_t tile_span = 0;
+  // slabs, column_tiles: the segments of a tile (contiguous spans copied whole), the
+  // 16-byte slots of shared memory each may take; slabs: the slabs a segment holds;
+  // column_tiles: the outputs a tile holds.
+  int64_t segments = 0;
+  int64_t slots = 0;
+  int64_t per_segment = 0;
+  int64_t width = 0;
   // columns: elements a lane loads at once (1, or a 16-byte vector), lanes across the
   // outputs (tx) and down the reduced dim (ty), whether a tile's lanes run across outer
   // slices (flat), and the blocks a tile's rows are split over.
@@ -77,6 +84,9 @@ Launch choose_launch(const ReductionPass& pass, const ElementShape& element,
 // close enough together (in their innermost outer dim) for tiles of them to be copied
 // whole. Shared with the kernel's launcher, which lays the tiles out.
 int64_t slab_span(const ReductionPass& pass);
+// The most segments a tile may have, for elements of `bytes` (cuda/slabs.cuh,
+// kMaxTileSegments: the scalars at their ends are held two a thread of 256).
+int64_t max_tile_segments(int64_t bytes);
 // The stride between consecutive slabs of a tile: the innermost outer dim's (0 without
 // outer dims: one slab) and how many slabs a run of them has.
 int64_t slab_stride(const ReductionPass& pass);
@@ -85,10 +95,13 @@ int64_t slabs_per_run(const ReductionPass& pass);
 // Tuning kept as data: each constant's comment says what it assumes and the measurement
 // that set it (benchmarks/RESULTS.md has the tables).
 struct LaunchTuning {
-  // A tile of slabs in shared memory: 4 16-byte copies per thread of a 256-thread block,
-  // two stages deep (the rows_tiled kernel this generalises: cp.async two deep took rows
-  // of 3 floats from 35% to 61% of a full sum's speed on an H200).
+  // A tile in shared memory: 4 16-byte copies per thread of a 256-thread block, two
+  // stages deep (the rows_tiled kernel this generalises: cp.async two deep took rows of 3
+  // floats from 35% to 61% of a full sum's speed on an H200).
   static constexpr int64_t kTileBytes = 16 * 1024;
+  // Column tiles for reduced dims up to this long, and tiles at least this wide.
+  static constexpr int64_t kColumnTileMaxRows = 32;
+  static constexpr int64_t kColumnTileMinWidth = 64;
   // Rows up to this long are tiled (longer rows took rows_grouped at 70-90% of a full
   // sum's speed on an H200), and slabs of columns up to kSlabMaxBytes: a tile then holds
   // at least 4 slabs (bfloat16 160 x 38 x 97 x 12 over dim 2 has slabs of 2.3 KiB).
@@ -101,6 +114,9 @@ struct LaunchTuning {
   // 32 scalar loads) before another lane shares its column.
   static constexpr int64_t kColumnRowsPerLane = 32;
   static constexpr int64_t kColumnRowsPerLaneScalar = 64;
+  // A column split keeps at least this many rows a lane (a round of 8 vector loads): with
+  // 32, the one tile of 3 x 8 x 357390 bfloat16 over dim -1 got 87 blocks (of 132 SMs).
+  static constexpr int64_t kColumnRowsPerSplitLane = 8;
   static constexpr unsigned kColumnThreads = 512;
   // Rows shorter than this many vectors a lane go to a group per row only while the rows
   // keep a quarter of the GPU's threads busy; else several blocks a row.

@@ -120,6 +120,11 @@ const Kernel* check_args(at::ScalarType self_dtype, std::optional<at::ScalarType
   // dtype= casts first, whatever the input's dtype (as torch.sum does): what the kernels
   // sum is the dtype after it.
   check_dtype(dtype.value_or(self_dtype));
+  // torch.sum sums complex32 on CUDA tensors only.
+  TORCH_CHECK_NOT_IMPLEMENTED(dtype.value_or(self_dtype) != at::kComplexHalf ||
+                                  device != c10::DeviceType::CPU,
+                              "warpreduce.sum does not support dtype ComplexHalf on cpu tensors "
+                              "(torch.sum does not either)");
 
   const bool on_cpu = device == c10::DeviceType::CPU, on_cuda = device == c10::DeviceType::CUDA;
   if (!on_cpu && !on_cuda) {

@@ -75,6 +75,7 @@ const Kernel* check_args(at::ScalarType self_dtype, std::optional<at::ScalarType
 // Complex dtypes: a sum of complex numbers is two real sums, which the same kernels run
 // over the tensor's real view (run_sum).
 #define WARPREDUCE_COMPLEX_DTYPES(X, ...)          \
+  X(at::kComplexHalf, "complex32", __VA_ARGS__)  \
   X(at::kComplexFloat, "complex64", __VA_ARGS__) \
   X(at::kComplexDouble, "complex128", __VA_ARGS__)
 

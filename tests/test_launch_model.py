@@ -7,15 +7,15 @@ import pytest
 import torch
 
 import warpreduce_torch as wr
-from warpreduce_torch.testing import assert_sum_matches, random_tensor
+from warpreduce_torch.testing import assert_sum_matches, random_tensor, round_float64
 
 from .support import DEVICES, DTYPES
 
 
 def make(shape, layout, dtype, device):
     """A tensor of `shape`: contiguous, "offset" (its data one element past an aligned
-    address), "stepped" (the last dim every other element) or "wide" (a prefix of a
-    wider last dim)."""
+    address), "stepped" (the last dim every other element), "wide" (a prefix of a wider
+    last dim) or "sliced" (every other slice of the first dim, a prefix of the last)."""
     shape = tuple(shape)
     if layout == "contiguous":
         return random_tensor(shape, dtype, device)
@@ -25,6 +25,9 @@ def make(shape, layout, dtype, device):
         return random_tensor(shape[:-1] + (2 * shape[-1],), dtype, device)[..., ::2]
     if layout == "wide":
         return random_tensor(shape[:-1] + (shape[-1] + 5,), dtype, device)[..., : shape[-1]]
+    if layout == "sliced":  # every other slice of the first dim, a prefix of the last
+        base = random_tensor((2 * shape[0],) + shape[1:-1] + (shape[-1] + 3,), dtype, device)
+        return base[::2, ..., : shape[-1]]
     raise ValueError(layout)
 
 
@@ -56,13 +59,23 @@ CASES = [
     # of slabs where they are not
     ((4096, 4, 16), "contiguous", [1], ["columns"]),
     ((4096, 2, 16), "contiguous", [1], ["columns"]),
+    ((4096, 8, 8), "contiguous", [1], ["slabs"]),  # rows of 2 vectors: tiled
     ((4096, 4, 2), "contiguous", [1], ["slabs"]),
     ((4096, 4, 15), "contiguous", [1], ["slabs"]),
     ((4096, 4, 16), "offset", [1], ["slabs"]),
     ((512, 8, 127), "contiguous", [1], ["slabs"]),  # 4064-byte slabs
-    ((512, 8, 129), "contiguous", [1], ["columns"]),  # just over: a lane an output
+    ((512, 8, 129), "contiguous", [1], ["column_tiles"]),  # just over: rows of a tile
     ((64, 9, 113), "contiguous", [1], ["slabs"]),
     ((64, 97, 13), "contiguous", [1], ["columns"]),
+    # short runs of slabs (a sliced tensor's 6 rows between slices): tiles of whole runs
+    ((4096, 6, 6), "sliced", [2], ["slabs"]),
+    ((4096, 3, 8), "sliced", [0, 1, 2], ["slabs", "rows_split"]),
+    # a short reduced dim above wide columns that vectors cannot read: column tiles
+    ((3, 100003), "contiguous", [0], ["column_tiles"]),
+    ((8, 4096), "offset", [0], ["column_tiles"]),
+    ((32, 4096), "offset", [0], ["column_tiles"]),
+    ((33, 4096), "offset", [0], ["columns"]),  # just over
+    ((2, 3, 5000), "stepped", [1], ["column_tiles"]),
     # columns: wide ones (a warp across 512 bytes), few ones with long columns (a warp
     # across a patch of rows), unaligned and stepped ones (an element a lane)
     ((1024, 4096), "contiguous", [0], ["columns"]),
@@ -94,7 +107,14 @@ def test_column_shapes():
 
 def test_every_kind_is_covered():
     kinds = {kind for *_, ks in CASES for kind in ks}
-    assert kinds == {"rows_split", "rows_vectors", "slabs", "rows_grouped", "columns"}
+    assert kinds == {
+        "rows_split",
+        "rows_vectors",
+        "slabs",
+        "column_tiles",
+        "rows_grouped",
+        "columns",
+    }
 
 
 @pytest.mark.parametrize("device", DEVICES)
@@ -109,15 +129,16 @@ def test_every_branch_sums_like_torch_sum(device, dtype, shape, layout, dims, ki
 def correctly_rounded(x, dims):
     """The exact sum of each output's elements rounded once to x's dtype: math.fsum of
     the float64 values (each exact) is the exact sum rounded to float64; rounding that to
-    a narrower dtype again can differ only where the exact sum lies within 2^-53 of a
-    rounding boundary of the narrower type, which random data does not reach."""
+    a narrower dtype again (round_float64) can differ only where the exact sum lies
+    within 2^-53 of a rounding boundary of the narrower type, which random data does not
+    reach."""
     import math
 
     moved = x.double().cpu()
     kept = [d for d in range(x.dim()) if d not in dims]
     moved = moved.permute(*kept, *dims).reshape(-1, math.prod(x.shape[d] for d in dims))
     sums = torch.tensor([math.fsum(row.tolist()) for row in moved], dtype=torch.float64)
-    return sums.to(x.dtype).reshape([x.shape[d] for d in kept])
+    return round_float64(sums, x.dtype).reshape([x.shape[d] for d in kept])
 
 
 @pytest.mark.parametrize("device", DEVICES)

@@ -92,6 +92,32 @@ def reduced_length(shape, dim):
 CHAINS = {"cub": lambda n: n / 256}
 
 
+def round_float64(values, dtype):
+    """float64 `values` (a tensor) rounded once to `dtype`, to nearest, ties to even.
+    Not values.to(dtype): torch converts float64 to float16 and bfloat16 through float32,
+    rounding twice. float16 and float32 take numpy's direct conversion; bfloat16 goes
+    through float32 rounded to odd (truncated, its last bit set where inexact), which then
+    rounds to bfloat16 as once (Boldo and Melquiond, "Emulation of FMA and correctly
+    rounded sums: proved algorithms using rounding to odd", 2008)."""
+    import numpy as np
+
+    v = values.double().cpu().numpy()
+    if dtype == torch.float64:
+        return torch.from_numpy(v.copy())
+    if dtype in (torch.float32, torch.float16):
+        return torch.from_numpy(v.astype(np.float32 if dtype == torch.float32 else np.float16))
+    if dtype != torch.bfloat16:
+        raise ValueError(dtype)
+    with np.errstate(over="ignore", invalid="ignore"):
+        nearest = v.astype(np.float32)
+        away = np.abs(nearest.astype(np.float64)) > np.abs(v)
+        truncated = np.where(away, np.nextafter(nearest, np.float32(0)), nearest)
+        inexact = truncated.astype(np.float64) != v
+    bits = truncated.view(np.uint32) | inexact.astype(np.uint32)
+    odd = np.where(np.isfinite(v), bits.view(np.float32), nearest)
+    return torch.from_numpy(odd).to(torch.bfloat16)
+
+
 def _torch_sum(x, dim, keepdim, dtype=None):
     # dim=None as torch.sum(x): torch.sum(x, None) refuses more than 64 dims.
     if dim is None and not keepdim:
@@ -123,15 +149,18 @@ def assert_sum_matches(result, x, dim=None, keepdim=False, dtype=None, kernel="a
     # NaN where the sum of the cast elements is NaN (+inf and -inf among them): torch.sum
     # casts during the reduction on some paths (integers beyond float16's range summed
     # with dtype=torch.float16 can give it inf), where its documented rule casts first.
+    # (Masks, not indexing: boolean indexing of tensors of more than 25 dims fails on CUDA.)
     nan = ref.isnan()
-    assert torch.all(result[nan].isnan())
+    assert torch.all(result.isnan() | ~nan)
     finite = torch.isfinite(expected) & ~nan
-    assert torch.all(err[finite] <= tol[finite]), (
-        f"max error {err[finite].max().item():.3g}, tolerance {tol[finite].min().item():.3g}"
+    within = (err <= tol) | ~finite
+    assert torch.all(within), (
+        f"max error {torch.where(finite, err, 0).max().item():.3g}, tolerance "
+        f"{torch.where(finite, tol, float('inf')).min().item():.3g}"
     )
     # Elsewhere, where torch.sum gives inf (an input inf, or overflow of float16) or NaN,
     # the same.
     special = ~finite & ~nan
-    assert torch.equal(result[special].isnan(), expected[special].isnan())
+    assert torch.all((result.isnan() == expected.isnan()) | ~special)
     inf = expected.isinf() & ~nan
-    assert torch.equal(result[inf], expected[inf])
+    assert torch.all((result == expected) | ~inf)

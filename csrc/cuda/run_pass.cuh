@@ -80,14 +80,14 @@ void launch_columns(const Columns<T>& c, const Launch& launch, Out* y, const at:
   t.tiles_per_outer = ceil_div(t.columns, t.tx);
   t.tiles = t.flat ? ceil_div(c.outer_size * t.columns, t.tx) : c.outer_size * t.tiles_per_outer;
   // When the tiles fill less than half the GPU, a tile's rows split over blocks, while every
-  // thread keeps kColumnRowsPerLane rows and the finish stays cheap. Only then: a split
+  // thread keeps kColumnRowsPerSplitLane rows and the finish stays cheap. Only then: a split
   // writes and reads splits x outputs partial sums, and splitting for more rounds of
   // blocks (to shorten the last one) cost 32 x 2^20 dim 0 a third of its speed.
   const int64_t capacity = resident_blocks<kernel>(kColumnThreads);
   t.splits = 1;
   if (2 * t.tiles <= capacity) {
     const int64_t fill = ceil_div(capacity, t.tiles);
-    const int64_t enough_rows = c.length / (int64_t{t.ty} * LaunchTuning::kColumnRowsPerLane);
+    const int64_t enough_rows = c.length / (int64_t{t.ty} * LaunchTuning::kColumnRowsPerSplitLane);
     const int64_t cheap_finish = kColumnMaxFinishLoads * t.ty / kVec;
     t.splits = std::clamp<int64_t>(std::min({fill, enough_rows, cheap_finish}), 1,
                                    max_split_blocks() / t.tiles);
@@ -126,26 +126,39 @@ void run_pass(const T* x, const ReductionPass& pass, Out* y, const at::Tensor& l
           policy_variant<Q>(policy));
       break;
     }
-    case LaunchKind::kSlabs: {
+    case LaunchKind::kSlabs:
+    case LaunchKind::kColumnTiles: {
       using Q = typename P::Short;
-      constexpr auto kernel = slabs_tiled<T, Out, Q>;
-      Slabs<T> s{x,
-                 pass.outer,
-                 pass.outer_size,
-                 slabs_per_run(pass),
-                 slab_stride(pass),
-                 slab_span(pass),
-                 pass.length,
-                 pass.reduced_stride,
-                 pass.inner,
-                 pass.inner_stride,
-                 launch.slabs_per_tile,
-                 0};
-      s.tiles_per_run = ceil_div(s.run, s.per_tile);
-      const int64_t tiles = s.outer_size / s.run * s.tiles_per_run;
-      const size_t shared = 2 * kSlabStage * 16;
-      const int64_t blocks = std::min(tiles, resident_blocks<kernel>(kSlabThreads, shared));
-      kernel<<<blocks, kSlabThreads, shared, stream>>>(s, launch.group, y,
+      constexpr auto kernel = tiled<T, Out, Q>;
+      Tiles<T> g{};
+      g.x = x;
+      g.outer = pass.outer;
+      g.outer_size = pass.outer_size;
+      g.length = pass.length;
+      g.reduced_stride = pass.reduced_stride;
+      g.inner = pass.inner;
+      g.inner_stride = pass.inner_stride;
+      g.column_tiles = launch.kind == LaunchKind::kColumnTiles;
+      g.segments = static_cast<int>(launch.segments);
+      g.slots = static_cast<int>(launch.slots);
+      if (g.column_tiles) {
+        g.width = launch.width;
+        g.tiles_per_outer = ceil_div(pass.inner, g.width);
+        g.tiles = pass.outer_size * g.tiles_per_outer;
+      } else {
+        g.run = slabs_per_run(pass);
+        g.stride = slab_stride(pass);
+        g.span = slab_span(pass);
+        g.per_segment = launch.per_segment;
+        g.segments_per_run = ceil_div(g.run, g.per_segment);
+        g.total_segments = pass.outer_size / g.run * g.segments_per_run;
+        g.tiles = ceil_div(g.total_segments, g.segments);
+        g.segment_outputs = FastDivmod(static_cast<unsigned>(g.per_segment * pass.inner));
+        g.inner_div = FastDivmod(static_cast<unsigned>(pass.inner));
+      }
+      const size_t shared = size_t{2} * launch.segments * launch.slots * 16;
+      const int64_t blocks = std::min(g.tiles, resident_blocks<kernel>(kTileThreads, shared));
+      kernel<<<blocks, kTileThreads, shared, stream>>>(g, launch.group, y,
                                                        policy_variant<Q>(policy));
       break;
     }

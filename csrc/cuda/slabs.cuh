@@ -1,21 +1,30 @@
-// Short slabs through shared memory (launch_model.h: "slabs"). A slab is the memory an
-// output's elements span in a pass (geometry.h): output (o, i) sums
-// x[outer.offset(o) + r * reduced_stride + i * inner_stride] over r < length, and slab o
-// is the span from its first element to its last, holding the inner extent's outputs.
-// When slabs are short (a row of a few elements, a few rows of a few columns) and lie
-// close together along the innermost outer dim, a block copies tiles of whole slabs into
-// shared memory with 16-byte copies, whatever the data's alignment, strides and steps
-// (the memory between slabs and the skipped elements of a stepped view ride along: DRAM
-// reads whole 32-byte sectors anyway), then `group` lanes sum each output there.
+// Tiles through shared memory (launch_model.h: "slabs" and "column_tiles"). A block copies
+// a tile of the input into shared memory with 16-byte copies (cp.async), whatever the
+// data's alignment, strides and steps, then sums the tile's outputs there. A tile is a few
+// contiguous spans of memory, its segments, each copied whole: the memory between the
+// elements of a stepped view or a slice rides along (DRAM reads whole 32-byte sectors
+// anyway), the memory between segments does not.
 //
-// This is the generalisation of the earlier rows_tiled kernel (rows one after the other)
-// to any pass with short slabs: small reduced extents in the middle of a tensor, small
-// inner extents, unaligned views, x[..., ::2]. Two stages deep: the next tile's copies
-// are in flight (cp.async) while the block sums the current one. Copying and summing in
-// turn left a block's loads idle while it summed (59-64% of a full sum's speed on rows of
-// 3 floats and 100 bfloat16s, H200); a thread an output adds an element per instruction
-// for 32 outputs at once, where a warp a row spent ~110 instructions a row on 100
-// bfloat16s (ncu).
+// - slabs: output (o, i) sums x[outer.offset(o) + r * reduced_stride + i * inner_stride]
+//   over r < length; slab o, the span of its elements, holds the inner extent's outputs.
+//   A segment is a run of consecutive slabs along the innermost outer dim (`per_segment`
+//   of them, `stride` apart), and a tile `segments` such runs: one long run piece, or
+//   several whole short runs (a sliced tensor whose innermost outer dim has 3 or 6 slabs
+//   would otherwise make tiles of 3 or 6 outputs: 30-45 GB/s on an H200). Short rows,
+//   small reduced extents in the middle of a tensor, small inner extents.
+// - column tiles: `width` adjacent outputs of one outer slice, a segment a row of the
+//   reduced dim (length of them): a short reduced dim above wide columns whose rows are
+//   not 16-byte aligned (a sliced or offset view, an odd inner extent), which vector loads
+//   cannot read and scalar loads read with too little in flight (3 x 12757160 floats
+//   summed over dim 0, rows 12757161 apart: 552 GB/s).
+//
+// Two stages deep: the next tile's copies are in flight while the block sums the current
+// one. The scalars at a segment's unaligned ends are loaded into registers while the
+// copies fly and stored after the current tile is summed (stored at once, each such
+// thread waited a DRAM latency a tile and the block with it: 56% of a full sum's speed on
+// rows of 3 floats). `group` lanes sum each output; several outputs a thread in turn.
+// This generalises the earlier rows_tiled kernel (one run of rows a tile), whose story is
+// in benchmarks/RESULTS.md.
 #pragma once
 
 #include "accumulate.cuh"
@@ -23,9 +32,12 @@
 
 namespace warpreduce {
 
-constexpr unsigned kSlabThreads = 256;
-constexpr int64_t kSlabTileBytes = 16 * 1024;            // 4 16-byte copies a thread
-constexpr int64_t kSlabStage = kSlabTileBytes / 16 + 1;  // 16-byte slots a stage: + 16 bytes
+constexpr unsigned kTileThreads = 256;
+// The most segments a tile has: its ends' scalars are held in at most kTileEdgeSlots
+// registers a thread (2 ends of up to 16 / sizeof(T) - 1 scalars a segment).
+constexpr int kTileEdgeSlots = 2;
+template <typename T>
+constexpr int kMaxTileSegments = kTileThreads * kTileEdgeSlots / (2 * (16 / sizeof(T)));
 
 // 16 bytes from global to shared memory without passing through registers (cp.async,
 // sm_80 and later), skipping L1 as load_streaming does.
@@ -50,116 +62,219 @@ __device__ __forceinline__ void copy_async_wait() {
 #endif
 }
 
-// The slabs of a pass as the kernel walks them: tiles of up to per_tile consecutive slabs
-// of one run (the innermost outer dim: `run` slabs, `stride` apart).
-template <typename T>
-struct Slabs {
-  const T* x;
-  OuterDims outer;
-  int64_t outer_size;  // slabs
-  int64_t run;         // slabs a run holds (outer_size is a multiple)
-  int64_t stride;      // between consecutive slabs of a run
-  int64_t span;        // elements a slab spans
-  int64_t length, reduced_stride, inner, inner_stride;
-  int64_t per_tile;
-  int64_t tiles_per_run;
-
-  __device__ __forceinline__ int64_t tiles() const { return outer_size / run * tiles_per_run; }
-  // Tile t: its first slab and how many slabs it holds.
-  __device__ __forceinline__ int64_t first_slab(int64_t t) const {
-    return t / tiles_per_run * run + t % tiles_per_run * per_tile;
+// n / d and n % d for a divisor fixed at launch, by a multiplication (Granlund and
+// Montgomery, "Division by invariant integers using multiplication", 1994), for n < 2^31:
+// the tile kernel maps thousands of outputs a tile to their segments.
+struct FastDivmod {
+  unsigned divisor = 1, multiplier = 0, shift = 0;
+  FastDivmod() = default;
+  explicit FastDivmod(unsigned d) : divisor(d) {
+    while ((1ull << shift) < d) ++shift;
+    multiplier = static_cast<unsigned>(((1ull << 32) * ((1ull << shift) - d)) / d + 1);
   }
-  __device__ __forceinline__ int slabs_in(int64_t t) const {
-    return static_cast<int>(min(per_tile, run - t % tiles_per_run * per_tile));
-  }
-  __device__ __forceinline__ VectorSpan<T> memory_of(int64_t t) const {
-    return VectorSpan<T>(x + outer.offset(first_slab(t)), (slabs_in(t) - 1) * stride + span);
+  __device__ __forceinline__ unsigned div(unsigned n) const {
+    return (__umulhi(n, multiplier) + n) >> shift;
   }
 };
 
+// A pass as the tile kernel walks it (run_pass.cuh fills it in from the launch model).
+template <typename T>
+struct Tiles {
+  const T* x;
+  OuterDims outer;
+  int64_t outer_size;
+  int64_t length, reduced_stride, inner, inner_stride;
+  bool column_tiles;  // else slabs
+  int segments;       // a tile's (column tiles: length)
+  int slots;          // 16-byte slots of shared memory a segment may take, its offset included
+  int64_t tiles;
+  // slabs
+  int64_t run;                // slabs in the innermost outer dim
+  int64_t stride;             // between consecutive slabs of a run
+  int64_t span;               // elements a slab spans
+  int64_t per_segment;        // slabs a segment holds
+  int64_t segments_per_run;   // ceil(run / per_segment)
+  int64_t total_segments;     // outer_size / run * segments_per_run
+  FastDivmod segment_outputs;  // per_segment * inner
+  FastDivmod inner_div;
+  // column tiles
+  int64_t width;  // outputs a tile holds
+  int64_t tiles_per_outer;
+};
+
+// Where tile t's segment j comes from and lands: filled by thread j before the copies.
+struct TileSegment {
+  const void* source;  // its first element
+  int count;           // elements
+  int base;            // shared-memory element index of its first element
+  int outputs;         // slabs: outputs it holds
+  int64_t first_output;
+};
+
+template <typename T>
+__device__ __forceinline__ void describe_segment(const Tiles<T>& g, int64_t t, int j, int stage,
+                                                 TileSegment* out) {
+  constexpr int kLanes = 16 / sizeof(T);
+  TileSegment s{nullptr, 0, 0, 0, 0};
+  if (g.column_tiles) {
+    const int64_t o = t / g.tiles_per_outer, c = t % g.tiles_per_outer * g.width;
+    const int64_t w = min(g.width, g.inner - c);
+    s.source = g.x + g.outer.offset(o) + j * g.reduced_stride + c * g.inner_stride;
+    s.count = static_cast<int>((w - 1) * g.inner_stride + 1);
+    s.outputs = static_cast<int>(w);
+    s.first_output = o * g.inner + c;
+  } else {
+    const int64_t segment = t * g.segments + j;
+    if (segment < g.total_segments) {
+      const int64_t run = segment / g.segments_per_run, piece = segment % g.segments_per_run;
+      const int64_t first = run * g.run + piece * g.per_segment;
+      const int64_t slabs = min(g.per_segment, g.run - piece * g.per_segment);
+      s.source = g.x + g.outer.offset(first);
+      s.count = static_cast<int>((slabs - 1) * g.stride + g.span);
+      s.outputs = static_cast<int>(slabs * g.inner);
+      s.first_output = first * g.inner;
+    }
+  }
+  // At the same offset from a 16-byte boundary as its source, so that the copies land
+  // aligned: one slot for the head, then the body.
+  const int head = static_cast<int>((16 - reinterpret_cast<uintptr_t>(s.source) % 16) % 16 /
+                                    sizeof(T));
+  s.base = (stage * g.segments + j) * g.slots * kLanes + (kLanes - head) % kLanes;
+  out[j] = s;
+}
+
 template <typename T, typename Out, typename P>
-__global__ void __launch_bounds__(kSlabThreads)
-    slabs_tiled(Slabs<T> s, unsigned group, Out* __restrict__ y, P policy) {
+__global__ void __launch_bounds__(kTileThreads)
+    tiled(Tiles<T> g, unsigned group, Out* __restrict__ y, P policy) {
   using Acc = typename P::Acc;
   using Sum = typename P::Sum;
   constexpr int kLanes = 16 / sizeof(T);
-  extern __shared__ uint4 shared_vectors[];  // 2 stages of kSlabStage
-  const int64_t tiles = s.tiles();
+  extern __shared__ uint4 shared_vectors[];  // 2 stages of g.segments x g.slots
+  __shared__ TileSegment segments[2][kMaxTileSegments<T>];
+  T* const shared = reinterpret_cast<T*>(shared_vectors);
   const int lane_in_group = static_cast<int>(threadIdx.x % group);
-  const int outputs_per_pass = static_cast<int>(kSlabThreads / group);
-  const int length = static_cast<int>(s.length), inner = static_cast<int>(s.inner);
-  const int reduced_stride = static_cast<int>(s.reduced_stride);
-  const int inner_stride = static_cast<int>(s.inner_stride);
-  const int stride = static_cast<int>(s.stride);
+  const int outputs_per_pass = static_cast<int>(kTileThreads / group);
+  const int length = static_cast<int>(g.length);
+  const int reduced_stride = static_cast<int>(g.reduced_stride);
+  const int inner_stride = static_cast<int>(g.inner_stride);
+  const int stride = static_cast<int>(g.stride);
 
-  auto tile_in = [&](int stage, const VectorSpan<T>& span) {
-    return reinterpret_cast<T*>(shared_vectors + stage * kSlabStage) + (kLanes - span.head) % kLanes;
-  };
-  // Starts copying tile t into `stage`: the vectors asynchronously; the few scalars of
-  // its unaligned ends are loaded into registers now and stored by finish() after the
-  // current tile is summed (stored at once, each such thread waited a DRAM latency a
-  // tile and the block with it: 56% of a full sum's speed on rows of 3 floats).
+  // The scalars of the segments' unaligned ends, loaded now, stored after the current
+  // tile is summed.
   struct Scalars {
-    T head, tail;
-    T* head_to = nullptr;
-    T* tail_to = nullptr;
-    __device__ __forceinline__ void finish() const {
-      if (head_to) *head_to = head;
-      if (tail_to) *tail_to = tail;
+    T value[kTileEdgeSlots];
+    int to[kTileEdgeSlots];
+    __device__ __forceinline__ void finish(T* shared) const {
+#pragma unroll
+      for (int k = 0; k < kTileEdgeSlots; ++k) {
+        if (to[k] >= 0) shared[to[k]] = value[k];
+      }
     }
   };
+  // Starts copying tile t into `stage` (its segments described already).
   auto start_copy = [&](int64_t t, int stage) {
     Scalars scalars;
-    if (t < tiles) {
-      const VectorSpan<T> span = s.memory_of(t);
-      uint4* body = shared_vectors + stage * kSlabStage + (span.head > 0 ? 1 : 0);
-      for (int64_t j = threadIdx.x; j < span.vectors; j += kSlabThreads)
-        copy_async(body + j, span.body() + j);
-      T* tile = tile_in(stage, span);
-      if (threadIdx.x < span.head) {
-        scalars.head = span.x[threadIdx.x];
-        scalars.head_to = tile + threadIdx.x;
+#pragma unroll
+    for (int k = 0; k < kTileEdgeSlots; ++k) scalars.to[k] = -1;
+    if (t < g.tiles) {
+      const TileSegment* s = segments[stage];
+      for (int index = threadIdx.x; index < g.segments * g.slots; index += kTileThreads) {
+        const int j = index / g.slots, v = index % g.slots;
+        const VectorSpan<T> span(static_cast<const T*>(s[j].source), s[j].count);
+        if (v < span.vectors) {
+          copy_async(shared_vectors + (s[j].base - (kLanes - span.head) % kLanes) / kLanes +
+                         (span.head > 0 ? 1 : 0) + v,
+                     span.body() + v);
+        }
       }
-      if (threadIdx.x < span.n - span.tail) {
-        scalars.tail = span.x[span.tail + threadIdx.x];
-        scalars.tail_to = tile + span.tail + threadIdx.x;
+#pragma unroll
+      for (int k = 0; k < kTileEdgeSlots; ++k) {
+        const int e = threadIdx.x + k * kTileThreads;  // segment, end, scalar
+        const int j = e / (2 * kLanes), end = e / kLanes % 2, i = e % kLanes;
+        if (j >= g.segments || s[j].source == nullptr) continue;
+        const VectorSpan<T> span(static_cast<const T*>(s[j].source), s[j].count);
+        if (end == 0 && i < span.head) {
+          scalars.value[k] = span.x[i];
+          scalars.to[k] = s[j].base + i;
+        } else if (end == 1 && i < span.n - span.tail) {
+          scalars.value[k] = span.x[span.tail + i];
+          scalars.to[k] = s[j].base + static_cast<int>(span.tail) + i;
+        }
       }
     }
     copy_async_commit();  // an empty group past the last tile keeps the count in step
     return scalars;
   };
+  auto describe = [&](int64_t t, int stage) {
+    if (t < g.tiles && static_cast<int>(threadIdx.x) < g.segments) {
+      describe_segment(g, t, static_cast<int>(threadIdx.x), stage, segments[stage]);
+    }
+  };
 
-  start_copy(blockIdx.x, 0).finish();
+  describe(blockIdx.x, 0);
+  __syncthreads();
+  start_copy(blockIdx.x, 0).finish(shared);
   int stage = 0;
-  for (int64_t t = blockIdx.x; t < tiles; t += gridDim.x, stage ^= 1) {
+  for (int64_t t = blockIdx.x; t < g.tiles; t += gridDim.x, stage ^= 1) {
+    describe(t + gridDim.x, stage ^ 1);
+    __syncthreads();  // the next tile's segments are described
     const Scalars next = start_copy(t + gridDim.x, stage ^ 1);
     copy_async_wait<1>();  // this thread's copies of tile t have landed...
     __syncthreads();       // ... and everyone's
-    const T* tile = tile_in(stage, s.memory_of(t));
-    const int outputs = s.slabs_in(t) * inner;
-    const int64_t first_output = s.first_slab(t) * s.inner;
+    const TileSegment* s = segments[stage];
+    const int outputs = g.column_tiles ? s[0].outputs
+                                       : g.segments * static_cast<int>(g.per_segment * g.inner);
     // Every warp runs the same passes (a group's shuffles need all 32 lanes).
     for (int pass = 0; pass * outputs_per_pass < outputs; ++pass) {
       const int u = pass * outputs_per_pass + static_cast<int>(threadIdx.x / group);
       // Four independent sums: one chain of dependent adds and shared-memory loads made a
       // row of 100 a thread as slow as copying the tile.
       Acc acc[4] = {};
-      if (u < outputs) {
-        const T* first = tile + (u / inner) * stride + (u % inner) * inner_stride;
-        const int step = static_cast<int>(group) * reduced_stride;
-        int r = lane_in_group;
-        const T* e = first + r * reduced_stride;
-        for (; r + 3 * static_cast<int>(group) < length; r += 4 * group, e += 4 * step) {
+      bool valid = u < outputs;
+      int64_t q = 0;  // the global output
+      if (g.column_tiles) {
+        if (valid) {
+          q = s[0].first_output + u;
+          const int offset = u * inner_stride;
+          int r = lane_in_group;
+          for (; r + 3 * static_cast<int>(group) < length; r += 4 * group) {
 #pragma unroll
-          for (int k = 0; k < 4; ++k) P::add(acc[k], e[k * step]);
+            for (int k = 0; k < 4; ++k) P::add(acc[k], shared[s[r + k * group].base + offset]);
+          }
+          for (; r < length; r += group) P::add(acc[0], shared[s[r].base + offset]);
         }
-        for (; r < length; r += group, e += step) P::add(acc[0], *e);
+      } else {
+        // Output u: segment j's output v, slab v / inner's column v % inner (branches
+        // the same for the whole launch: one segment a tile, rows).
+        int j = 0, v = u;
+        if (g.segments > 1) {
+          j = static_cast<int>(g.segment_outputs.div(static_cast<unsigned>(u)));
+          v = u - j * static_cast<int>(g.segment_outputs.divisor);
+        }
+        valid = valid && v < s[j].outputs;
+        if (valid) {
+          q = s[j].first_output + v;
+          int slab = v, i = 0;
+          if (g.inner > 1) {
+            slab = static_cast<int>(g.inner_div.div(static_cast<unsigned>(v)));
+            i = v - slab * static_cast<int>(g.inner_div.divisor);
+          }
+          const T* e = shared + s[j].base + slab * stride + i * inner_stride +
+                       lane_in_group * reduced_stride;
+          const int step = static_cast<int>(group) * reduced_stride;
+          int r = lane_in_group;
+          for (; r + 3 * static_cast<int>(group) < length; r += 4 * group, e += 4 * step) {
+#pragma unroll
+            for (int k = 0; k < 4; ++k) P::add(acc[k], e[k * step]);
+          }
+          for (; r < length; r += group, e += step) P::add(acc[0], *e);
+        }
       }
       const Sum sum = sum_over_group(
           (P::sum_of(acc[0]) + P::sum_of(acc[1])) + (P::sum_of(acc[2]) + P::sum_of(acc[3])), group);
-      if (lane_in_group == 0 && u < outputs) policy.store(y, first_output + u, sum);
+      if (lane_in_group == 0 && valid) policy.store(y, q, sum);
     }
-    next.finish();
+    next.finish(shared);
     __syncthreads();  // the next iteration copies into the other stage, the one after into this
   }
   copy_async_wait<0>();
