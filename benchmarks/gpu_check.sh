@@ -156,7 +156,10 @@ for step in $steps; do
       metrics+=,l1tex__data_bank_conflicts_pipe_lsu_mem_shared.sum,launch__grid_size
       metrics+=,launch__occupancy_limit_shared_mem,launch__occupancy_limit_registers,launch__waves_per_multiprocessor
       metrics+=,smsp__average_warp_latency_issue_stalled_barrier.ratio,smsp__average_warp_latency_issue_stalled_long_scoreboard.ratio
-      ncu --clock-control none --csv --metrics "$metrics" --kernel-name regex:'rows_|columns' \
+      metrics+=,smsp__average_warp_latency_issue_stalled_short_scoreboard.ratio,smsp__average_warp_latency_issue_stalled_mio_throttle.ratio
+      metrics+=,smsp__average_warp_latency_issue_stalled_lg_throttle.ratio,smsp__issue_active.avg.pct_of_peak_sustained_active
+      metrics+=,launch__occupancy_limit_blocks,sm__maximum_warps_per_active_cycle_pct
+      ncu --clock-control none --csv --metrics "$metrics" --kernel-name regex:'rows_|columns|tiled' \
         python3 benchmarks/ncu_dims.py >"$OUT/ncu-dims.csv" 2>"$OUT/ncu-dims.err" || { status=1; tail "$OUT/ncu-dims.err"; }
       python3 - "$OUT/ncu-dims.csv" <<'PY'
 import csv, sys

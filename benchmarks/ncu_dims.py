@@ -14,9 +14,10 @@ from warpreduce_torch.bench.dims import Case
 
 CASES = {
     "bf16-rows-100": Case((2**20, 100), -1, "bfloat16"),
-    "f32-rows-100": Case((2**19, 100), -1),
     "f32-rows-3": Case((2**23, 3), -1),
-    "bf16-cols-8": Case((2**22, 8), 0, "bfloat16"),
+    "f32-slabs-2x2": Case((2**22, 2, 2), 1),
+    "bf16-slabs-8x2": Case((2**21, 8, 2), 1, "bfloat16"),
+    "f32-cols-4x16": Case((2**20, 4, 16), 1),
     "f32-cols-nchw": Case((32, 256, 56, 56), 1),
     "bf16-cols-64k": Case((1024, 2**16), 0, "bfloat16"),
 }
@@ -26,5 +27,8 @@ for name in names:
     case = CASES[name]
     x = case.make(0)
     wr.sum(x, case.dim)
+    if name == "f32-rows-3":  # and column tiles: 3 rows of an offset view, over dim 0
+        y = torch.randn(3, 2**22 + 1, device="cuda")[:, 1:]
+        wr.sum(y, 0)
     torch.cuda.synchronize()
     print(name, case.name, flush=True)
