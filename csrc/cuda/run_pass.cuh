@@ -141,6 +141,7 @@ void run_pass(const T* x, const ReductionPass& pass, Out* y, const at::Tensor& l
       g.column_tiles = launch.kind == LaunchKind::kColumnTiles;
       g.segments = static_cast<int>(launch.segments);
       g.slots = static_cast<int>(launch.slots);
+      g.slots_div = FastDivmod(static_cast<unsigned>(g.slots));
       if (g.column_tiles) {
         g.width = launch.width;
         g.tiles_per_outer = ceil_div(pass.inner, g.width);

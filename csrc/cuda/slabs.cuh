@@ -95,6 +95,7 @@ struct Tiles {
   int64_t per_segment;        // slabs a segment holds
   int64_t segments_per_run;   // ceil(run / per_segment)
   int64_t total_segments;     // outer_size / run * segments_per_run
+  FastDivmod slots_div;        // slots
   FastDivmod segment_outputs;  // per_segment * inner
   FastDivmod inner_div;
   // column tiles
@@ -102,10 +103,15 @@ struct Tiles {
   int64_t tiles_per_outer;
 };
 
-// Where tile t's segment j comes from and lands: filled by thread j before the copies.
+// Where tile t's segment j comes from and lands: filled by thread j before the copies,
+// so that the copies and the sums need no division.
 struct TileSegment {
   const void* source;  // its first element
+  const uint4* body;   // its first aligned 16 bytes
   int count;           // elements
+  int head;            // elements before `body`
+  int vectors;         // 16-byte vectors from `body`
+  int slot;            // shared-memory slot of `body`
   int base;            // shared-memory element index of its first element
   int outputs;         // slabs: outputs it holds
   int64_t first_output;
@@ -137,9 +143,13 @@ __device__ __forceinline__ void describe_segment(const Tiles<T>& g, int64_t t, i
   }
   // At the same offset from a 16-byte boundary as its source, so that the copies land
   // aligned: one slot for the head, then the body.
-  const int head = static_cast<int>((16 - reinterpret_cast<uintptr_t>(s.source) % 16) % 16 /
-                                    sizeof(T));
-  s.base = (stage * g.segments + j) * g.slots * kLanes + (kLanes - head) % kLanes;
+  const VectorSpan<T> span(static_cast<const T*>(s.source), s.count);
+  const int first_slot = (stage * g.segments + j) * g.slots;
+  s.body = span.body();
+  s.head = static_cast<int>(span.head);
+  s.vectors = static_cast<int>(span.vectors);
+  s.slot = first_slot + (span.head > 0 ? 1 : 0);
+  s.base = first_slot * kLanes + (kLanes - s.head) % kLanes;
   out[j] = s;
 }
 
@@ -178,13 +188,14 @@ __global__ void __launch_bounds__(kTileThreads)
     for (int k = 0; k < kTileEdgeSlots; ++k) scalars.to[k] = -1;
     if (t < g.tiles) {
       const TileSegment* s = segments[stage];
-      for (int index = threadIdx.x; index < g.segments * g.slots; index += kTileThreads) {
-        const int j = index / g.slots, v = index % g.slots;
-        const VectorSpan<T> span(static_cast<const T*>(s[j].source), s[j].count);
-        if (v < span.vectors) {
-          copy_async(shared_vectors + (s[j].base - (kLanes - span.head) % kLanes) / kLanes +
-                         (span.head > 0 ? 1 : 0) + v,
-                     span.body() + v);
+      if (g.segments == 1) {
+        for (int v = threadIdx.x; v < s[0].vectors; v += kTileThreads)
+          copy_async(shared_vectors + s[0].slot + v, s[0].body + v);
+      } else {
+        for (int index = threadIdx.x; index < g.segments * g.slots; index += kTileThreads) {
+          const int j = static_cast<int>(g.slots_div.div(static_cast<unsigned>(index)));
+          const int v = index - j * g.slots;
+          if (v < s[j].vectors) copy_async(shared_vectors + s[j].slot + v, s[j].body + v);
         }
       }
 #pragma unroll
@@ -192,13 +203,14 @@ __global__ void __launch_bounds__(kTileThreads)
         const int e = threadIdx.x + k * kTileThreads;  // segment, end, scalar
         const int j = e / (2 * kLanes), end = e / kLanes % 2, i = e % kLanes;
         if (j >= g.segments || s[j].source == nullptr) continue;
-        const VectorSpan<T> span(static_cast<const T*>(s[j].source), s[j].count);
-        if (end == 0 && i < span.head) {
-          scalars.value[k] = span.x[i];
+        const T* source = static_cast<const T*>(s[j].source);
+        const int tail = s[j].head + s[j].vectors * kLanes;
+        if (end == 0 && i < s[j].head) {
+          scalars.value[k] = source[i];
           scalars.to[k] = s[j].base + i;
-        } else if (end == 1 && i < span.n - span.tail) {
-          scalars.value[k] = span.x[span.tail + i];
-          scalars.to[k] = s[j].base + static_cast<int>(span.tail) + i;
+        } else if (end == 1 && i < s[j].count - tail) {
+          scalars.value[k] = source[tail + i];
+          scalars.to[k] = s[j].base + tail + i;
         }
       }
     }
@@ -222,56 +234,54 @@ __global__ void __launch_bounds__(kTileThreads)
     copy_async_wait<1>();  // this thread's copies of tile t have landed...
     __syncthreads();       // ... and everyone's
     const TileSegment* s = segments[stage];
-    const int outputs = g.column_tiles ? s[0].outputs
-                                       : g.segments * static_cast<int>(g.per_segment * g.inner);
-    // Every warp runs the same passes (a group's shuffles need all 32 lanes).
-    for (int pass = 0; pass * outputs_per_pass < outputs; ++pass) {
-      const int u = pass * outputs_per_pass + static_cast<int>(threadIdx.x / group);
+    // Outputs of the tile (slabs: up to; the last segments may hold fewer or none).
+    const int outputs = g.column_tiles || g.segments == 1
+                            ? s[0].outputs
+                            : g.segments * static_cast<int>(g.per_segment * g.inner);
+    // A group's lanes share an output (group_sum shuffles among them alone), groups take
+    // outputs in turn; small reduced extents use one lane an output (launch_model.cpp).
+    for (int u = static_cast<int>(threadIdx.x / group); u < outputs; u += outputs_per_pass) {
       // Four independent sums: one chain of dependent adds and shared-memory loads made a
       // row of 100 a thread as slow as copying the tile.
       Acc acc[4] = {};
-      bool valid = u < outputs;
-      int64_t q = 0;  // the global output
+      int64_t q;  // the global output
+      bool valid = true;
       if (g.column_tiles) {
-        if (valid) {
-          q = s[0].first_output + u;
-          const int offset = u * inner_stride;
-          int r = lane_in_group;
-          for (; r + 3 * static_cast<int>(group) < length; r += 4 * group) {
+        q = s[0].first_output + u;
+        const int offset = u * inner_stride;
+        int r = lane_in_group;
+        for (; r + 3 * static_cast<int>(group) < length; r += 4 * group) {
 #pragma unroll
-            for (int k = 0; k < 4; ++k) P::add(acc[k], shared[s[r + k * group].base + offset]);
-          }
-          for (; r < length; r += group) P::add(acc[0], shared[s[r].base + offset]);
+          for (int k = 0; k < 4; ++k) P::add(acc[k], shared[s[r + k * group].base + offset]);
         }
+        for (; r < length; r += group) P::add(acc[0], shared[s[r].base + offset]);
       } else {
-        // Output u: segment j's output v, slab v / inner's column v % inner (branches
-        // the same for the whole launch: one segment a tile, rows).
+        // Output u: segment j's output v, slab v / inner's column v % inner (branches the
+        // same for the whole launch: one segment a tile, rows).
         int j = 0, v = u;
         if (g.segments > 1) {
           j = static_cast<int>(g.segment_outputs.div(static_cast<unsigned>(u)));
           v = u - j * static_cast<int>(g.segment_outputs.divisor);
+          valid = v < s[j].outputs;
         }
-        valid = valid && v < s[j].outputs;
-        if (valid) {
-          q = s[j].first_output + v;
-          int slab = v, i = 0;
-          if (g.inner > 1) {
-            slab = static_cast<int>(g.inner_div.div(static_cast<unsigned>(v)));
-            i = v - slab * static_cast<int>(g.inner_div.divisor);
-          }
-          const T* e = shared + s[j].base + slab * stride + i * inner_stride +
-                       lane_in_group * reduced_stride;
-          const int step = static_cast<int>(group) * reduced_stride;
-          int r = lane_in_group;
-          for (; r + 3 * static_cast<int>(group) < length; r += 4 * group, e += 4 * step) {
+        q = s[j].first_output + v;
+        int slab = v, i = 0;
+        if (g.inner > 1) {
+          slab = static_cast<int>(g.inner_div.div(static_cast<unsigned>(v)));
+          i = v - slab * static_cast<int>(g.inner_div.divisor);
+        }
+        const T* e = shared + s[j].base + slab * stride + i * inner_stride +
+                     lane_in_group * reduced_stride;
+        const int step = static_cast<int>(group) * reduced_stride;
+        int r = lane_in_group;
+        for (; r + 3 * static_cast<int>(group) < length; r += 4 * group, e += 4 * step) {
 #pragma unroll
-            for (int k = 0; k < 4; ++k) P::add(acc[k], e[k * step]);
-          }
-          for (; r < length; r += group, e += step) P::add(acc[0], *e);
+          for (int k = 0; k < 4; ++k) P::add(acc[k], e[k * step]);
         }
+        for (; r < length; r += group, e += step) P::add(acc[0], *e);
       }
-      const Sum sum = sum_over_group(
-          (P::sum_of(acc[0]) + P::sum_of(acc[1])) + (P::sum_of(acc[2]) + P::sum_of(acc[3])), group);
+      Sum sum = (P::sum_of(acc[0]) + P::sum_of(acc[1])) + (P::sum_of(acc[2]) + P::sum_of(acc[3]));
+      if (group > 1) sum = group_sum(sum, group);
       if (lane_in_group == 0 && valid) policy.store(y, q, sum);
     }
     next.finish(shared);
