@@ -155,26 +155,23 @@ Launch columns_launch(const ReductionPass& pass, const ElementShape& element) {
                  pass.inner % lanes == 0 && pass.reduced_stride % lanes == 0 &&
                  element.data_address % 16 == 0 && element.output_address % 16 == 0;
   for (int d = 0; d < pass.outer.ndim; ++d) vectors = vectors && pass.outer.strides[d] % lanes == 0;
-  // Short slabs: through shared memory, unless the loads are whole vectors already and a
-  // slab's row is at least 4 of them (a lane then owns a vector of adjacent outputs, and
-  // its loads down a short reduced dim are in flight together). With fewer, a warp's
-  // lanes fall in as many 128-byte lines as slabs, and L1 serves a line a cycle: 8 rows of
-  // 4 floats ran at 59% of a full sum's speed that way, 16 floats at 96% (H200).
-  // WARPREDUCE_PREFER_SLABS=1 tiles every slab that fits: a knob for measuring the two
-  // side by side (benchmarks), read once.
+  // Short slabs: through shared memory, unless the loads are whole vectors already (a
+  // lane then owns a vector of adjacent outputs, and its loads down a short reduced dim
+  // are in flight together): 8 rows of 4, 8 and 12 floats ran at 59%, 84% and 87% of a
+  // full sum's speed that way on an H200, at 32%, 45% and 45% tiled (where the tiled
+  // kernel issues an instruction nearly every cycle: ncu, 3.9 warp instructions an
+  // output). WARPREDUCE_PREFER_SLABS=1 tiles every slab that fits: a knob for measuring
+  // the two side by side (benchmarks), read once.
   static const bool prefer_slabs = [] {
     const char* v = std::getenv("WARPREDUCE_PREFER_SLABS");
     return v != nullptr && std::string(v) == "1";
   }();
-  const bool narrow = pass.inner * bytes < 64;
-  if (slabs_fit(pass, bytes) && (!vectors || narrow || prefer_slabs)) {
-    return slabs_launch(pass, bytes);
-  }
+  if (slabs_fit(pass, bytes) && (!vectors || prefer_slabs)) return slabs_launch(pass, bytes);
   // A short reduced dim above wide columns that vectors cannot read: column tiles.
   if (!vectors && pass.length <= std::min(Tuning::kColumnTileMaxRows, max_tile_segments(bytes)) &&
       pass.inner_stride * bytes <= 16) {
     const Launch tiles = column_tiles_launch(pass, bytes);
-    if (tiles.width >= std::min<int64_t>(pass.inner, Tuning::kColumnTileMinWidth)) return tiles;
+    if (tiles.width >= Tuning::kColumnTileMinWidth) return tiles;
   }
 
   Launch launch;

@@ -99,7 +99,8 @@ struct LaunchTuning {
   // stages deep (the rows_tiled kernel this generalises: cp.async two deep took rows of 3
   // floats from 35% to 61% of a full sum's speed on an H200).
   static constexpr int64_t kTileBytes = 16 * 1024;
-  // Column tiles for reduced dims up to this long, and tiles at least this wide.
+  // Column tiles for reduced dims up to this long, and tiles at least this wide (tiles of
+  // 31 outputs, 7 rows of a sliced bfloat16 tensor, ran at 0.13x torch.sum).
   static constexpr int64_t kColumnTileMaxRows = 32;
   static constexpr int64_t kColumnTileMinWidth = 64;
   // Rows up to this long are tiled (longer rows took rows_grouped at 70-90% of a full

@@ -59,7 +59,7 @@ CASES = [
     # of slabs where they are not
     ((4096, 4, 16), "contiguous", [1], ["columns"]),
     ((4096, 2, 16), "contiguous", [1], ["columns"]),
-    ((4096, 8, 8), "contiguous", [1], ["slabs"]),  # rows of 2 vectors: tiled
+    ((4096, 8, 8), "contiguous", [1], ["columns"]),  # rows of 2 vectors
     ((4096, 4, 2), "contiguous", [1], ["slabs"]),
     ((4096, 4, 15), "contiguous", [1], ["slabs"]),
     ((4096, 4, 16), "offset", [1], ["slabs"]),
@@ -76,6 +76,7 @@ CASES = [
     ((32, 4096), "offset", [0], ["column_tiles"]),
     ((33, 4096), "offset", [0], ["columns"]),  # just over
     ((2, 3, 5000), "stepped", [1], ["column_tiles"]),
+    ((7, 90, 31), "sliced", [0], ["columns"]),  # too narrow for column tiles
     # columns: wide ones (a warp across 512 bytes), few ones with long columns (a warp
     # across a patch of rows), unaligned and stepped ones (an element a lane)
     ((1024, 4096), "contiguous", [0], ["columns"]),
