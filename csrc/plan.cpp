@@ -8,6 +8,8 @@
 #include <algorithm>
 #include <sstream>
 
+#include "exact.h"
+
 namespace warpreduce {
 namespace {
 
@@ -83,6 +85,8 @@ std::string_view role_name(KernelRole role) {
       return "stage";
     case KernelRole::kFast:
       return "fast";
+    case KernelRole::kExact:
+      return "exact";
     case KernelRole::kBaseline:
       return "baseline";
   }
@@ -99,6 +103,31 @@ std::vector<std::string> kernel_names(c10::DeviceType device, std::optional<Kern
 
 at::ScalarType natural_dtype(at::ScalarType t) {
   return at::isIntegralType(t, /*includeBool=*/true) ? at::kLong : t;
+}
+
+int64_t exact_digits_width(at::ScalarType dtype) {
+  switch (dtype) {
+    case at::kHalf:
+      return exact::Superaccumulator<c10::Half>::kExported;
+    case at::kBFloat16:
+      return exact::Superaccumulator<c10::BFloat16>::kExported;
+    case at::kFloat:
+      return exact::Superaccumulator<float>::kExported;
+    case at::kDouble:
+      return exact::Superaccumulator<double>::kExported;
+    default:
+      TORCH_CHECK_VALUE(false, "warpreduce: exact digits are for sums to float16, bfloat16, ",
+                        "float32 and float64 (other sums are exact already), not ", dtype);
+  }
+}
+
+int64_t check_exact_digits(const at::Tensor& digits, at::ScalarType dtype) {
+  const int64_t width = exact_digits_width(dtype);
+  TORCH_CHECK_VALUE(
+      digits.scalar_type() == at::kLong && digits.dim() >= 1 && digits.size(-1) == width,
+      "warpreduce._exact_from_digits: expected int64 digits of last dim ", width, " for ", dtype,
+      ", got ", digits.scalar_type(), " of shape ", digits.sizes());
+  return width;
 }
 
 const Kernel* check_args(at::ScalarType self_dtype, std::optional<at::ScalarType> dtype,

@@ -27,8 +27,11 @@ struct SumPlan;
 enum class KernelRole {
   kStage,     // one of the staged kernels, in stage order
   kFast,      // the default path
+  kExact,     // the correctly rounded sum (exact.h): the same bits on every device
   kBaseline,  // another library's reduction, for comparison
 };
+constexpr KernelRole kKernelRoles[] = {KernelRole::kStage, KernelRole::kFast, KernelRole::kExact,
+                                       KernelRole::kBaseline};
 // Sums plan.input into `out`: plan.outputs() elements of the natural dtype, in the kept
 // dims' memory order (SumPlan::finish puts them in place). Current device and stream.
 using Launcher = void (*)(const SumPlan& plan, at::Tensor& out);
@@ -72,6 +75,11 @@ const Kernel* check_args(at::ScalarType self_dtype, std::optional<at::ScalarType
 #define WARPREDUCE_DISPATCH_CASE(type, name, ...) AT_DISPATCH_CASE(type, __VA_ARGS__)
 #define WARPREDUCE_DISPATCH(TYPE, NAME, ...) \
   AT_DISPATCH_SWITCH(TYPE, NAME, WARPREDUCE_DTYPES(WARPREDUCE_DISPATCH_CASE, __VA_ARGS__))
+
+// The float dtypes of the list, for kernel="exact" (which hands integer sums to "auto"),
+// and _exact_digits.
+#define WARPREDUCE_DISPATCH_FLOATS(TYPE, NAME, ...) \
+  AT_DISPATCH_FLOATING_TYPES_AND2(at::kHalf, at::kBFloat16, TYPE, NAME, __VA_ARGS__)
 
 // The names of the dtypes of WARPREDUCE_DTYPES, in its order.
 std::vector<std::string> supported_dtypes();
@@ -128,5 +136,13 @@ at::Tensor run_sum(const at::Tensor& self, at::OptionalIntArrayRef dim, bool kee
 
 // int64 for integers and bool, else the dtype itself: what a kernel writes.
 at::ScalarType natural_dtype(at::ScalarType t);
+
+// kernel="exact" across devices and ranks (exact.h): an exact sum to the float dtype
+// `dtype` exported as int64 digits, the last dim of warpreduce::_exact_digits's result.
+// How many (a superaccumulator's digits, then its NaN, +inf and -inf counts); raises a
+// ValueError for other dtypes, whose sums are exact already.
+int64_t exact_digits_width(at::ScalarType dtype);
+// _exact_from_digits's checks of its arguments (every device's): returns the width.
+int64_t check_exact_digits(const at::Tensor& digits, at::ScalarType dtype);
 
 }  // namespace warpreduce

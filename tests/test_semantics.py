@@ -168,8 +168,8 @@ def test_unsupported_dtype_names_the_supported_ones(device, bad):
 
 
 def test_kernels_lists_names_in_stage_order():
-    assert wr.kernels("cpu") == ["auto"]
-    assert wr.kernels(torch.device("cpu")) == ["auto"]
+    assert wr.kernels("cpu") == ["auto", "exact"]
+    assert wr.kernels(torch.device("cpu")) == ["auto", "exact"]
     cuda = wr.kernels("cuda")
     if cuda:  # empty when built without nvcc
         assert wr.kernels("cuda", "stage") == cuda[:8]
@@ -189,7 +189,7 @@ def test_kernels_lists_names_in_stage_order():
         ]
     with pytest.raises(ValueError, match="cpu and cuda"):
         wr.kernels("mps")
-    with pytest.raises(ValueError, match="roles: stage, fast, baseline"):
+    with pytest.raises(ValueError, match="roles: stage, fast, exact, baseline"):
         wr.kernels("cuda", "fastest")
 
 

@@ -3,10 +3,11 @@
 #include "sum_kernels_prelude.h"
 
 #define CPU_CAPABILITY DEFAULT
+#include "exact_kernels.h"
 #include "sum_kernels.h"
 
 #include "isa.h"
 
 namespace warpreduce::cpu {
-Launcher generic_kernels() { return &DEFAULT::launch; }
+IsaKernels generic_kernels() { return {&DEFAULT::launch, &DEFAULT::exact_launch}; }
 }  // namespace warpreduce::cpu
