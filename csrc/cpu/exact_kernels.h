@@ -2,8 +2,10 @@
 // of the plan, read in place like the auto kernels (sum_kernels.h, whose task sizes and
 // helpers this file shares), each output summed in double lanes into a CertifiedSum:
 // - float16, bfloat16 and float32 elements widened to double in vector registers and
-//   added alongside their absolute values (the bound of a rounded sum);
+//   added, their absolute values added in float alongside (the bound of a rounded sum),
+//   and the smallest exponent among them kept (which often proves the sum exact);
 // - float64 elements through TwoSum, lane by lane.
+// Rows of a few dozen elements are certified several at a time in vector registers.
 // Partial sums (lanes, chunks of a row, chunks of columns, passes) merge with combine();
 // the last pass certifies each output and writes it, or hands it to the caller as
 // uncertified, to be recomputed exactly (exact_cpu.cpp). Certification makes the result
@@ -25,8 +27,8 @@ constexpr int64_t kDoubleLanes = VecD::size();
 constexpr int kLog2DoubleLanes = kDoubleLanes == 8 ? 3 : kDoubleLanes == 4 ? 2 : 1;
 static_assert(kDoubleLanes == 1 << kLog2DoubleLanes);
 
-// Columns of one tile of a columns pass: the running sums of each column (two doubles a
-// column for the rounded sums, three for TwoSum) stay in L1.
+// Columns of one tile of a columns pass: the running sums of each column (a double and a
+// float for the rounded sums, three doubles for TwoSum) stay in L1.
 constexpr int64_t kExactTileBytes = 16384;
 
 // ---- float16, bfloat16, float32 as doubles ---------------------------------------------
@@ -102,29 +104,30 @@ C10_ALWAYS_INLINE FloatVec load_floats(const T* p) {
 #endif
 }
 
-// One step: f's elements into the lanes.
-C10_ALWAYS_INLINE void add_step(RoundedLanes& l, const FloatVec& f) {
+// One step: f's elements into the double sums of l, their absolute values into `a`, their
+// lsb keys into `key` (l's own, or another set's: contiguous_rounded_sum shares them).
+C10_ALWAYS_INLINE void add_step(RoundedLanes& l, FloatVec& a, KeyVec& key, const FloatVec& f) {
 #if defined(CPU_CAPABILITY_AVX512)
   l.s0 = l.s0 + VecD(_mm512_cvtps_pd(_mm512_castps512_ps256(f)));
   l.s1 = l.s1 +
          VecD(_mm512_cvtps_pd(_mm256_castpd_ps(_mm512_extractf64x4_pd(_mm512_castps_pd(f), 1))));
   const __m512i magnitude = _mm512_and_si512(_mm512_castps_si512(f), _mm512_set1_epi32(0x7fffffff));
-  l.a = _mm512_add_ps(l.a, _mm512_castsi512_ps(magnitude));
-  l.key = _mm512_min_epu32(l.key, _mm512_sub_epi32(magnitude, _mm512_set1_epi32(1)));
+  a = _mm512_add_ps(a, _mm512_castsi512_ps(magnitude));
+  key = _mm512_min_epu32(key, _mm512_sub_epi32(magnitude, _mm512_set1_epi32(1)));
 #elif defined(CPU_CAPABILITY_AVX2)
   l.s0 = l.s0 + VecD(_mm256_cvtps_pd(_mm256_castps256_ps128(f)));
   l.s1 = l.s1 + VecD(_mm256_cvtps_pd(_mm256_extractf128_ps(f, 1)));
   const __m256i magnitude = _mm256_and_si256(_mm256_castps_si256(f), _mm256_set1_epi32(0x7fffffff));
-  l.a = _mm256_add_ps(l.a, _mm256_castsi256_ps(magnitude));
-  l.key = _mm256_min_epu32(l.key, _mm256_sub_epi32(magnitude, _mm256_set1_epi32(1)));
+  a = _mm256_add_ps(a, _mm256_castsi256_ps(magnitude));
+  key = _mm256_min_epu32(key, _mm256_sub_epi32(magnitude, _mm256_set1_epi32(1)));
 #else
   alignas(64) double d[2 * kDoubleLanes];
   for (int64_t j = 0; j < 2 * kDoubleLanes; ++j) {
     d[j] = f.v[j];
     uint32_t bits;
     std::memcpy(&bits, &f.v[j], sizeof bits);
-    l.a.v[j] += std::fabs(f.v[j]);
-    l.key.v[j] = std::min(l.key.v[j], (bits & 0x7fffffffu) - 1);
+    a.v[j] += std::fabs(f.v[j]);
+    key.v[j] = std::min(key.v[j], (bits & 0x7fffffffu) - 1);
   }
   l.s0 = l.s0 + VecD::loadu(d);
   l.s1 = l.s1 + VecD::loadu(d + kDoubleLanes);
@@ -152,6 +155,42 @@ C10_ALWAYS_INLINE void to_doubles(const FloatVec& f, VecD& low, VecD& high) {
   for (int64_t j = 0; j < 2 * kDoubleLanes; ++j) d[j] = f.v[j];
   low = VecD::loadu(d);
   high = VecD::loadu(d + kDoubleLanes);
+#endif
+}
+
+// |f| added to a vector of float absolute sums.
+C10_ALWAYS_INLINE FloatVec add_abs(const FloatVec& a, const FloatVec& f) {
+#if defined(CPU_CAPABILITY_AVX512)
+  return _mm512_add_ps(a, _mm512_castsi512_ps(_mm512_and_si512(_mm512_castps_si512(f),
+                                                               _mm512_set1_epi32(0x7fffffff))));
+#elif defined(CPU_CAPABILITY_AVX2)
+  return _mm256_add_ps(a, _mm256_castsi256_ps(_mm256_and_si256(_mm256_castps_si256(f),
+                                                               _mm256_set1_epi32(0x7fffffff))));
+#else
+  FloatVec r;
+  for (int64_t j = 0; j < 2 * kDoubleLanes; ++j) r.v[j] = a.v[j] + std::fabs(f.v[j]);
+  return r;
+#endif
+}
+
+C10_ALWAYS_INLINE FloatVec zero_floats() {
+#if defined(CPU_CAPABILITY_AVX512)
+  return _mm512_setzero_ps();
+#elif defined(CPU_CAPABILITY_AVX2)
+  return _mm256_setzero_ps();
+#else
+  return FloatVec{};
+#endif
+}
+
+// p[0, 2 * kDoubleLanes) += f, or = f where `first`.
+C10_ALWAYS_INLINE void accumulate_floats(float* p, const FloatVec& f, bool first) {
+#if defined(CPU_CAPABILITY_AVX512)
+  _mm512_storeu_ps(p, first ? f : _mm512_add_ps(_mm512_loadu_ps(p), f));
+#elif defined(CPU_CAPABILITY_AVX2)
+  _mm256_storeu_ps(p, first ? f : _mm256_add_ps(_mm256_loadu_ps(p), f));
+#else
+  for (int64_t j = 0; j < 2 * kDoubleLanes; ++j) p[j] = first ? f.v[j] : p[j] + f.v[j];
 #endif
 }
 
@@ -245,34 +284,43 @@ CertifiedSum certified_lanes(const RoundedLanes& l, int64_t rounds) {
                                          lsb_exponent<T>(t.key));
 }
 
-// n contiguous elements: four sets of lanes, which keep enough independent chains of
-// additions in flight (two sets ran at half the speed, 0.10 against 0.05 ns a float in
-// L2 on the dev machine's Zen 3 cores), merged at the end.
+// Long rows ask for the data this far ahead of the loads: the hardware prefetchers alone
+// left the exact loop, which consumes data slower than auto's, further behind memory
+// (2^24 floats from DRAM, one thread: about 10% faster with it, on a noisy machine).
+constexpr int64_t kAheadBytes = 1024;
+
+// n contiguous elements: three sets of double sums (six chains of additions in flight,
+// enough for the add latency), sharing two float absolute sums and one lsb key, so that
+// everything stays in the 16 vector registers of AVX2 (four whole sets of lanes spilled
+// to the stack), merged at the end.
 template <typename T>
 CertifiedSum contiguous_rounded_sum(const T* x, int64_t n) {
   constexpr int64_t kStep = 2 * kDoubleLanes;
-  constexpr int kSets = 4;
+  constexpr int kSets = 3;
   RoundedLanes l[kSets];
   for (auto& lanes : l) clear(lanes);
   int64_t i = 0;
   for (; i + kSets * kStep <= n; i += kSets * kStep) {
-    for (int k = 0; k < kSets; ++k) add_step(l[k], load_floats(x + i + k * kStep));
+    __builtin_prefetch(reinterpret_cast<const char*>(x + i) + kAheadBytes);
+    add_step(l[0], l[0].a, l[0].key, load_floats(x + i));
+    add_step(l[1], l[1].a, l[0].key, load_floats(x + i + kStep));
+    add_step(l[2], l[0].a, l[0].key, load_floats(x + i + 2 * kStep));
   }
   int k = 0;
-  for (; i + kStep <= n; i += kStep, ++k) add_step(l[k], load_floats(x + i));
-  if (i < n) add_step(l[k], load_floats_partial(x + i, n - i));
+  for (; i + kStep <= n; i += kStep, ++k) add_step(l[k], l[k].a, l[k].key, load_floats(x + i));
+  if (i < n) add_step(l[k], l[k].a, l[k].key, load_floats_partial(x + i, n - i));
   merge_into(l[0], l[1]);
-  merge_into(l[2], l[3]);
   merge_into(l[0], l[2]);
-  // A lane's steps: n / (kSets * kStep) in the loop, one of the rest, two merges.
-  return certified_lanes<T>(l[0], n / (kSets * kStep) + 3);
+  // A lane's additions: at most two a round (the shared absolute sum), two of the rest,
+  // two merges.
+  return certified_lanes<T>(l[0], 2 * (n / (kSets * kStep)) + 4);
 }
 
 // ---- Short rows: certified kDoubleLanes at a time ----------------------------------------
 // A row of a few dozen elements costs less to add than to certify one at a time (2^20
-// rows of 32 floats: 63 ms against auto's 22): rows this short are summed one after the
-// other into one set of lanes, and certified kDoubleLanes rows at a time, in vector
-// registers, by the test of exact::certify.
+// rows of 32 floats, one thread: 2.9x auto's time so, 1.6x batched): rows this short are
+// summed one after the other into one set of lanes, and certified kDoubleLanes rows at a
+// time, in vector registers, by the test of exact::certify.
 template <typename T>
 constexpr int64_t kShortRow = 16 * kDoubleLanes;
 
@@ -386,8 +434,13 @@ C10_ALWAYS_INLINE void certify_rows(const VecD& s, const VecD& abs_bound, double
   const VecD below = VecD::blendv(VecD(2.0), VecD(4.0), power_of_two) * (rho - d);
   // Strictly inside r's rounding interval, or on its boundary for an exact sum (a tie,
   // which the candidate, rounded from an exact float, breaks to even).
-  const VecD certified =
-      ((above < ulp) & (below < ulp)) | ((rho == VecD(0.0)) & (above <= ulp) & (below <= ulp));
+  // Or rounded to infinity, as every value allowed is (exact::certify says why).
+  const VecD threshold(C::overflow_threshold());
+  const VecD overflow =
+      (r.abs() == VecD(INFINITY)) &
+      ((s.abs() - rho > threshold) | ((rho == VecD(0.0)) & (s.abs() >= threshold)));
+  const VecD certified = ((above < ulp) & (below < ulp)) |
+                         ((rho == VecD(0.0)) & (above <= ulp) & (below <= ulp)) | overflow;
   int failed = certified.zero_mask() & ((1 << count) - 1);
   for (; failed != 0; failed &= failed - 1) uncertified->add(first_row + __builtin_ctz(failed));
 }
@@ -416,8 +469,8 @@ void short_rows_pass(const T* x, const ReductionPass& pass, T* y, UncertifiedOut
       const T* p = x + pass.outer.offset(row);
       RoundedLanes l;
       clear(l);
-      for (int64_t i = 0; i < whole; i += kStep) add_step(l, load_floats(p + i));
-      if (whole < length) add_step(l, load_floats_partial(p + whole, length - whole));
+      for (int64_t i = 0; i < whole; i += kStep) add_step(l, l.a, l.key, load_floats(p + i));
+      if (whole < length) add_step(l, l.a, l.key, load_floats_partial(p + whole, length - whole));
       const LaneTotals t = reduce_lanes(l);
       sums[j] = t.sum;
       abs_sums[j] = t.abs_sum;
@@ -487,6 +540,7 @@ inline CertifiedSum contiguous_two_sum(const double* x, int64_t n) {
   for (int k = 0; k < K; ++k) hi[k] = lo[k] = abs_sum[k] = VecD(0.0);
   int64_t i = 0;
   for (; i + K * kDoubleLanes <= n; i += K * kDoubleLanes) {
+    __builtin_prefetch(reinterpret_cast<const char*>(x + i) + kAheadBytes);
     for (int k = 0; k < K; ++k)
       two_sum_step(hi[k], lo[k], abs_sum[k], VecD::loadu(x + i + k * kDoubleLanes));
   }
@@ -505,6 +559,87 @@ inline CertifiedSum strided_two_sum(const double* x, int64_t n, int64_t stride) 
   double hi = 0, lo = 0, abs_sum = 0;
   for (int64_t i = 0; i < n; ++i) exact::two_sum_step(hi, lo, abs_sum, x[i * stride]);
   return exact::certified_two_sum_chain(hi, lo, abs_sum, static_cast<double>(n));
+}
+
+// Short rows of doubles, certified kDoubleLanes rows at a time like the others: each row
+// one chain of TwoSum vectors; then the rows' lanes, transposed, merged by vector TwoSum,
+// one row a lane. A row of W lanes of `steps` TwoSum steps each is exactly
+// sum_k (hi_k + E_k), E_k the exact sum of lane k's errors, which lo_k approximates within
+// gamma(steps)^2 (1 + 2 gamma(steps)) a_k (exact::certified_two_sum_chain); merging the
+// hi_k by TwoSum is exact, and the lo_k and the merge's errors, added up in double
+// through at most 2 W additions, are off by at most gamma(2 W) times the sum of their
+// magnitudes. (2^20 rows of 32 doubles, one thread: 7.4x auto's time one row at a time.)
+inline void short_double_rows_pass(const double* x, const ReductionPass& pass, double* y,
+                                   UncertifiedOutputs* uncertified) {
+  constexpr int64_t W = kDoubleLanes;
+  const int64_t rows = pass.outer_size, length = pass.length;
+  const int64_t whole = length / W * W;
+  const auto steps = static_cast<double>(ceil_div(length, W));
+  const double g = exact::gamma(steps);
+  // The lanes' bounds (their absolute sums added up through W more additions).
+  const VecD lane_factor(g * g * (1 + 2 * g) * (1 + 2 * exact::gamma(W)));
+  const VecD merge_factor(exact::gamma(2 * W));
+  const VecD slack(exact::kBoundSlack);
+  const VecD exponent_bits(exact::double_from_bits(uint64_t{0x7ff} << 52));
+  const VecD fraction_bits(exact::double_from_bits((uint64_t{1} << 52) - 1));
+  const int64_t prefetch_bytes =
+      std::min<int64_t>(kShortRowPrefetchBytes, length * static_cast<int64_t>(sizeof(double)));
+  for_each_task(ceil_div(rows, W), W * length, [&](int64_t group) {
+    const int64_t first = group * W, count = std::min(W, rows - first);
+    // hi[k][j]: lane k of row j (transposed), and the same for lo and the |x| sums.
+    alignas(64) double hi[W][W] = {}, lo[W][W] = {}, abs_sum[W][W] = {};
+    for (int64_t j = 0; j < count; ++j) {
+      const int64_t row = first + j;
+      if (row + kShortRowsAhead < rows) {
+        const char* ahead =
+            reinterpret_cast<const char*>(x + pass.outer.offset(row + kShortRowsAhead));
+        for (int64_t b = 0; b < prefetch_bytes; b += 64) __builtin_prefetch(ahead + b);
+      }
+      const double* p = x + pass.outer.offset(row);
+      VecD h(0.0), l(0.0), a(0.0);
+      for (int64_t i = 0; i < whole; i += W) two_sum_step(h, l, a, VecD::loadu(p + i));
+      if (whole < length) two_sum_step(h, l, a, VecD::loadu(p + whole, length - whole));
+      alignas(64) double lanes[3][W];
+      h.store(lanes[0]);
+      l.store(lanes[1]);
+      a.store(lanes[2]);
+      for (int64_t k = 0; k < W; ++k) {
+        hi[k][j] = lanes[0][k];
+        lo[k][j] = lanes[1][k];
+        abs_sum[k][j] = lanes[2][k];
+      }
+    }
+    VecD s = VecD::loadu(hi[0]), l = VecD::loadu(lo[0]), a = VecD::loadu(abs_sum[0]);
+    VecD magnitudes = l.abs();
+    for (int64_t k = 1; k < W; ++k) {
+      const VecD h = VecD::loadu(hi[k]), lk = VecD::loadu(lo[k]);
+      const VecD sum = s + h;
+      const VecD b_virtual = sum - s;
+      const VecD e = (s - (sum - b_virtual)) + (h - b_virtual);
+      s = sum;
+      l = l + (lk + e);
+      magnitudes = magnitudes + (lk.abs() + e.abs());
+      a = a + VecD::loadu(abs_sum[k]);
+    }
+    const VecD bound = lane_factor * a + merge_factor * magnitudes;
+    // The row's sum s + l rounded (TwoSum), and certified as exact::certify does.
+    const VecD r = s + l;
+    const VecD b_virtual = r - s;
+    const VecD e = (s - (r - b_virtual)) + (l - b_virtual);
+    const VecD rho = (e.abs() + bound) * slack;
+    const VecD power = at::vec::maximum(
+        r.abs() & exponent_bits, VecD(exact::double_from_bits(uint64_t{1} << 52)));  // 2^-1022
+    const VecD ulp = power * VecD(0x1p-52);
+    const VecD power_of_two = (r & fraction_bits) == VecD(0.0);
+    const VecD certified =
+        (r.abs() < VecD(INFINITY)) &
+        ((VecD::blendv(VecD(2.0), VecD(4.0), power_of_two) * rho < ulp) | (rho == VecD(0.0)));
+    alignas(64) double out[W];
+    (r + VecD(0.0)).store(out);  // an exact 0 as +0.0
+    std::memcpy(y + first, out, count * sizeof(double));
+    int failed = certified.zero_mask() & ((1 << count) - 1);
+    for (; failed != 0; failed &= failed - 1) uncertified->add(first + __builtin_ctz(failed));
+  });
 }
 
 template <typename T>
@@ -546,9 +681,13 @@ void exact_rows_pass(const T* x, const ReductionPass& pass, const Sink& sink) {
     return certified_row(x + pass.outer.offset(row) + start * stride,
                          std::min(kRowChunk, length - start), stride);
   };
-  if constexpr (std::is_same_v<Sink, CertifySink<T>> && !std::is_same_v<T, double>) {
+  if constexpr (std::is_same_v<Sink, CertifySink<T>>) {
     if (stride == 1 && length <= kShortRow<T>) {
-      return short_rows_pass(x, pass, sink.y, sink.uncertified);
+      if constexpr (std::is_same_v<T, double>) {
+        return short_double_rows_pass(x, pass, sink.y, sink.uncertified);
+      } else {
+        return short_rows_pass(x, pass, sink.y, sink.uncertified);
+      }
     }
   }
   if (chunks == 1) {
@@ -585,61 +724,71 @@ void exact_rows_pass(const T* x, const ReductionPass& pass, const Sink& sink) {
 template <typename T>
 struct ColumnTile {
   static constexpr bool kTwoSum = std::is_same_v<T, double>;
-  static constexpr int64_t kWidth = kExactTileBytes / (kTwoSum ? 24 : 16);
-  // The sums, TwoSum's errors and the absolute sums, with room for the whole vectors of
-  // a last group of columns.
+  static constexpr int64_t kWidth = kTwoSum ? kExactTileBytes / 24 : kExactTileBytes / 12 / 32 * 32;
+  // The sums, TwoSum's errors and the absolute sums (in float for the rounded sums, as
+  // rows keep them), with room for the whole vectors of a last group of columns.
   static constexpr int64_t kPadded = kWidth + 4 * kDoubleLanes;
+  using Abs = std::conditional_t<kTwoSum, double, float>;
   alignas(64) double hi[kPadded];
   alignas(64) double lo[kTwoSum ? kPadded : 1];
-  alignas(64) double abs_sum[kPadded];
+  alignas(64) Abs abs_sum[kPadded];
 };
 
-// Rows [0, rows) of the tile's columns [0, width), row_stride apart, contiguous columns.
+// K steps of columns (K * 2 * kDoubleLanes of them, from column c; the last step
+// `last` columns wide) down a block of rows, into the tile (set by the first block). The
+// width of the last step is a template choice, not a test at every load (the auto
+// kernels measured why).
+template <int K, bool kWholeLast, typename T>
+C10_ALWAYS_INLINE void add_column_steps(const T* b, int64_t row_stride, int64_t block_rows,
+                                        int64_t c, int64_t last, bool first_block,
+                                        ColumnTile<T>& tile) {
+  constexpr int64_t kStep = 2 * kDoubleLanes;
+  VecD s[2 * K];
+  FloatVec a[K];
+  for (int k = 0; k < K; ++k) {
+    s[2 * k] = s[2 * k + 1] = VecD(0.0);
+    a[k] = zero_floats();
+  }
+  for (int64_t r = 0; r < block_rows; ++r) {
+    const T* row = b + r * row_stride + c;
+    for (int k = 0; k < K; ++k) {
+      const FloatVec f = (kWholeLast || k + 1 < K) ? load_floats(row + k * kStep)
+                                                   : load_floats_partial(row + k * kStep, last);
+      VecD low, high;
+      to_doubles(f, low, high);
+      s[2 * k] = s[2 * k] + low;
+      s[2 * k + 1] = s[2 * k + 1] + high;
+      a[k] = add_abs(a[k], f);
+    }
+  }
+  for (int k = 0; k < 2 * K; ++k) {  // the tile has room for whole vectors
+    double* hi = tile.hi + c + k * kDoubleLanes;
+    (first_block ? s[k] : VecD::loadu(hi) + s[k]).store(hi);
+  }
+  for (int k = 0; k < K; ++k) accumulate_floats(tile.abs_sum + c + k * kStep, a[k], first_block);
+}
+
+// Rows [0, rows) of the tile's columns [0, width), row_stride apart, contiguous columns:
+// blocks of kBlockRows rows, and in each, four steps of columns at a time (every row read
+// as a run of 128 bytes of floats), then the rest a step at a time.
 template <typename T>
 void rounded_column_tile(const T* x, int64_t row_stride, int64_t rows, int64_t width,
                          ColumnTile<T>& tile) {
-  constexpr int64_t kStep = 2 * kDoubleLanes;  // columns of one widen
+  constexpr int64_t kStep = 2 * kDoubleLanes;
+  constexpr int kSteps = 4;
+  const int64_t grouped = width / (kSteps * kStep) * (kSteps * kStep);
   for (int64_t block = 0; block < rows; block += kBlockRows) {
     const int64_t block_rows = std::min(kBlockRows, rows - block);
     const T* b = x + block * row_stride;
-    for (int64_t c = 0; c < width; c += 2 * kStep) {
-      // Two widened steps of columns (or what is left of the tile), down the block.
-      const int64_t n = std::min(2 * kStep, width - c);
-      auto load = [&](const T* row, VecD(&v)[4]) {
-        if (n == 2 * kStep) {
-          to_doubles(load_floats(row + c), v[0], v[1]);
-          to_doubles(load_floats(row + c + kStep), v[2], v[3]);
-        } else if (n > kStep) {
-          to_doubles(load_floats(row + c), v[0], v[1]);
-          to_doubles(load_floats_partial(row + c + kStep, n - kStep), v[2], v[3]);
-        } else {
-          to_doubles(load_floats_partial(row + c, n), v[0], v[1]);
-          v[2] = v[3] = VecD(0.0);
-        }
-      };
-      VecD s[4], a[4];
-      load(b, s);
-      for (int k = 0; k < 4; ++k) a[k] = s[k].abs();
-      for (int64_t r = 1; r < block_rows; ++r) {
-        VecD v[4];
-        load(b + r * row_stride, v);
-        for (int k = 0; k < 4; ++k) {
-          s[k] = s[k] + v[k];
-          a[k] = a[k] + v[k].abs();
-        }
-      }
-      for (int k = 0; k < 4; ++k) {  // the tile has room for whole vectors
-        double* hi = tile.hi + c + k * kDoubleLanes;
-        double* abs_sum = tile.abs_sum + c + k * kDoubleLanes;
-        if (block == 0) {
-          s[k].store(hi);
-          a[k].store(abs_sum);
-        } else {
-          (VecD::loadu(hi) + s[k]).store(hi);
-          (VecD::loadu(abs_sum) + a[k]).store(abs_sum);
-        }
-      }
+    const bool first = block == 0;
+    int64_t c = 0;
+    for (; c < grouped; c += kSteps * kStep) {
+      add_column_steps<kSteps, true>(b, row_stride, block_rows, c, kStep, first, tile);
     }
+    for (; c + kStep <= width; c += kStep) {
+      add_column_steps<1, true>(b, row_stride, block_rows, c, kStep, first, tile);
+    }
+    if (c < width) add_column_steps<1, false>(b, row_stride, block_rows, c, width - c, first, tile);
   }
 }
 
@@ -693,7 +842,7 @@ void strided_column_tile(const T* x, int64_t row_stride, int64_t col_stride, int
         exact::two_sum_step(tile.hi[c], tile.lo[c], tile.abs_sum[c], v);
       } else {
         tile.hi[c] += v;
-        tile.abs_sum[c] += std::fabs(v);
+        tile.abs_sum[c] += std::fabs(static_cast<float>(v));
       }
     }
   }

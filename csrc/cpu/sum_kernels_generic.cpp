@@ -3,8 +3,9 @@
 #include "sum_kernels_prelude.h"
 
 #define CPU_CAPABILITY DEFAULT
-#include "exact_kernels.h"
 #include "sum_kernels.h"
+// after the auto kernels, whose helpers it shares
+#include "exact_kernels.h"
 
 #include "isa.h"
 

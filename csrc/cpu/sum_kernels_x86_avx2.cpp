@@ -28,8 +28,9 @@
 #undef __AVX2__
 #define CPU_CAPABILITY AVX2
 #define CPU_CAPABILITY_AVX2
-#include "exact_kernels.h"
 #include "sum_kernels.h"
+// after the auto kernels, whose helpers it shares
+#include "exact_kernels.h"
 #pragma GCC diagnostic pop
 #pragma GCC pop_options
 

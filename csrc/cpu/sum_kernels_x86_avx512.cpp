@@ -30,8 +30,9 @@
 #undef __AVX512F__
 #define CPU_CAPABILITY AVX512
 #define CPU_CAPABILITY_AVX512
-#include "exact_kernels.h"
 #include "sum_kernels.h"
+// after the auto kernels, whose helpers it shares
+#include "exact_kernels.h"
 #pragma GCC diagnostic pop
 #pragma GCC pop_options
 
