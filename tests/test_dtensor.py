@@ -466,10 +466,17 @@ def check_exact_sums(device):
         meshes.append(init_device_mesh(device, (2, 2), mesh_dim_names=("dp", "tp")))
     failures = Failures()
     total = 0
-    for dtype in (torch.float32, torch.bfloat16, torch.float64, torch.float16):
+    # Every float dtype with 1 and 2 ranks; with 4 (on a 2-core machine, all the CI has),
+    # fewer cases, where the ranks add layouts rather than arithmetic.
+    dtypes = [torch.float32, torch.bfloat16, torch.float64]
+    shapes = [(12, 1001), (5, 3)]  # 3: empty shards
+    if world <= 2:
+        dtypes.append(torch.float16)
+        shapes.append((3, 40_001))
+    for dtype in dtypes:
         # The same data on every rank (seeded), cancelling pairs of huge values with
         # small ones: a rounded partial sum a rank would lose the small ones.
-        for rows, length in ((12, 1001), (3, 40_001), (5, 3)):  # 3: empty shards
+        for rows, length in shapes:
             x = cancelling_rows(dtype, device, rows, length, seed=rows)
             for mesh in meshes:
                 if mesh.ndim == 1:
