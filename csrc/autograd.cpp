@@ -27,11 +27,18 @@ namespace {
 using torch::autograd::Node;
 using torch::autograd::variable_list;
 
-at::Tensor call_sum_below_autograd(const at::Tensor& self, at::OptionalIntArrayRef dim,
-                                   bool keepdim, std::optional<at::ScalarType> dtype,
-                                   c10::string_view kernel) {
+// The op whose autograd this is (_sum with `kernel`, or _exact_sum), on `self`.
+at::Tensor call_op(bool exact_op, const at::Tensor& self, at::OptionalIntArrayRef dim, bool keepdim,
+                   std::optional<at::ScalarType> dtype, c10::string_view kernel) {
+  return exact_op ? exact_sum_op().call(self, dim, keepdim, dtype)
+                  : sum_kernels_op().call(self, dim, keepdim, dtype, kernel);
+}
+
+at::Tensor call_below_autograd(bool exact_op, const at::Tensor& self, at::OptionalIntArrayRef dim,
+                               bool keepdim, std::optional<at::ScalarType> dtype,
+                               c10::string_view kernel) {
   const at::AutoDispatchBelowADInplaceOrView guard;
-  return sum_kernels_op().call(self, dim, keepdim, dtype, kernel);
+  return call_op(exact_op, self, dim, keepdim, dtype, kernel);
 }
 
 // d sum / d x = 1: the output's gradient, broadcast back over the reduced dims, in the
@@ -62,12 +69,13 @@ auto make_node() {
   }
 }
 
-at::Tensor sum_autograd(const at::Tensor& self, at::OptionalIntArrayRef dim, bool keepdim,
-                        std::optional<at::ScalarType> dtype, c10::string_view kernel) {
+// Autograd of _sum (exact_op false) and of _exact_sum (true, kernel "exact").
+at::Tensor autograd_of(bool exact_op, const at::Tensor& self, at::OptionalIntArrayRef dim,
+                       bool keepdim, std::optional<at::ScalarType> dtype, c10::string_view kernel) {
   const bool needs_graph = at::GradMode::is_enabled() && self.requires_grad();
   const bool has_tangent = self._fw_grad(/*level=*/0).defined();
   if (!needs_graph && !has_tangent) {
-    return call_sum_below_autograd(self, dim, keepdim, dtype, kernel);  // the common call
+    return call_below_autograd(exact_op, self, dim, keepdim, dtype, kernel);  // the common call
   }
 
   auto grad_fn = make_node<SumBackward>();
@@ -81,14 +89,14 @@ at::Tensor sum_autograd(const at::Tensor& self, at::OptionalIntArrayRef dim, boo
     grad_fn->input_dtype = self.scalar_type();
     grad_fn->set_next_edges(torch::autograd::collect_next_edges(self));
   }
-  at::Tensor result = call_sum_below_autograd(self, dim, keepdim, dtype, kernel);
+  at::Tensor result = call_below_autograd(exact_op, self, dim, keepdim, dtype, kernel);
   if (needs_graph) {
     // Raises "Autograd not support dtype: Long" for an integer dtype=, as torch.sum does.
     torch::autograd::set_history(result, grad_fn);
   }
   if (has_tangent && torch::autograd::isDifferentiableType(result.scalar_type())) {
     // Forward mode: the tangent of a sum is the same sum of the input's tangent.
-    const at::Tensor tangent = sum_kernels_op().call(self._fw_grad(0), dim, keepdim, dtype, kernel);
+    const at::Tensor tangent = call_op(exact_op, self._fw_grad(0), dim, keepdim, dtype, kernel);
     result._set_fw_grad(tangent, /*level=*/0, /*is_inplace_op=*/false);
   }
   return result;
@@ -96,6 +104,19 @@ at::Tensor sum_autograd(const at::Tensor& self, at::OptionalIntArrayRef dim, boo
 
 }  // namespace
 
-TORCH_LIBRARY_IMPL(warpreduce, Autograd, m) { m.impl("_sum", &sum_autograd); }
+at::Tensor sum_autograd(const at::Tensor& self, at::OptionalIntArrayRef dim, bool keepdim,
+                        std::optional<at::ScalarType> dtype, c10::string_view kernel) {
+  return autograd_of(/*exact_op=*/false, self, dim, keepdim, dtype, kernel);
+}
+
+at::Tensor exact_sum_autograd(const at::Tensor& self, at::OptionalIntArrayRef dim, bool keepdim,
+                              std::optional<at::ScalarType> dtype) {
+  return autograd_of(/*exact_op=*/true, self, dim, keepdim, dtype, "exact");
+}
+
+TORCH_LIBRARY_IMPL(warpreduce, Autograd, m) {
+  m.impl("_sum", &sum_autograd);
+  m.impl("_exact_sum", &exact_sum_autograd);
+}
 
 }  // namespace warpreduce

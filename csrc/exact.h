@@ -158,6 +158,15 @@ struct FormatConstants {
                                             << (kPrecision - 1);
   static constexpr uint64_t kNanBits = kInfinityBits | (uint64_t{1} << (kPrecision - 2));
   static constexpr uint64_t kFractionMask = (uint64_t{1} << (kPrecision - 1)) - 1;
+  // max + ulp(max) / 2 = (2 - 2^-kPrecision) 2^kMaxExponent, as a double (none for double
+  // itself): the least magnitude that rounds to infinity.
+  static constexpr int kShift = kPrecision < 53 ? 52 - kPrecision : 0;
+  static constexpr uint64_t kOverflowThresholdBits =
+      (static_cast<uint64_t>(kMaxExponent + 1023) << 52) |
+      (((uint64_t{1} << kPrecision) - 1) << kShift);
+  WARPREDUCE_HOST_DEVICE static double overflow_threshold() {
+    return double_from_bits(kOverflowThresholdBits);
+  }
 };
 
 // ---- Rounding, with integer operations only -------------------------------------------
@@ -315,8 +324,7 @@ WARPREDUCE_HOST_DEVICE inline CertifiedSum certified_rounded_sum(
 
 // One element of a TwoSum chain (float64 elements): hi the running sum, lo its errors
 // added up (rounded), abs_sum the |x| added up in the same order.
-WARPREDUCE_HOST_DEVICE inline void two_sum_step(double& hi, double& lo, double& abs_sum,
-                                                double x) {
+WARPREDUCE_HOST_DEVICE inline void two_sum_step(double& hi, double& lo, double& abs_sum, double x) {
   double e;
   two_sum(hi, x, hi, e);
   lo += e;
@@ -376,8 +384,15 @@ WARPREDUCE_HOST_DEVICE inline bool certify(const CertifiedSum& c, T* out) {
   if (!is_finite(s)) return false;
   const T r = round_double_to_nearest<T>(s);
   const uint64_t bits = Format<T>::to_bits(r) & ~C::kSignBit;
-  if (bits >= C::kInfinityBits) return false;  // rounds to infinity: the fallback decides
   const double rho = (fabs(e) + c.bound) * kBoundSlack;
+  if (bits >= C::kInfinityBits) {
+    // s rounds to infinity (never for double, whose s is finite): so does S if all of
+    // [|s| - rho, |s| + rho] lies past the threshold max + ulp(max) / 2 (a tie there
+    // goes to infinity too).
+    if (!(rho == 0 || fabs(s) - rho > C::overflow_threshold())) return false;
+    *out = r;
+    return true;
+  }
   if (!(rho == 0)) {  // (NaN: not certified)
     // ulp(r) as a double: 2^(kQuantum + max(exponent field, 1) - 1).
     const int exponent_field = static_cast<int>(bits >> (C::kPrecision - 1));

@@ -11,6 +11,8 @@
 #include <numeric>
 #include <sstream>
 
+#include "exact.h"
+
 namespace warpreduce {
 namespace {
 
@@ -114,6 +116,31 @@ std::string names_of(c10::ArrayRef<Kernel> kernels) {
 }
 
 }  // namespace
+
+int64_t exact_digits_width(at::ScalarType dtype) {
+  switch (dtype) {
+    case at::kHalf:
+      return exact::Superaccumulator<c10::Half>::kExported;
+    case at::kBFloat16:
+      return exact::Superaccumulator<c10::BFloat16>::kExported;
+    case at::kFloat:
+      return exact::Superaccumulator<float>::kExported;
+    case at::kDouble:
+      return exact::Superaccumulator<double>::kExported;
+    default:
+      TORCH_CHECK_VALUE(false, "warpreduce: exact digits are for sums to float16, bfloat16, ",
+                        "float32 and float64 (other sums are exact already), not ", dtype);
+  }
+}
+
+int64_t check_exact_digits(const at::Tensor& digits, at::ScalarType dtype) {
+  const int64_t width = exact_digits_width(dtype);
+  TORCH_CHECK_VALUE(
+      digits.scalar_type() == at::kLong && digits.dim() >= 1 && digits.size(-1) == width,
+      "warpreduce._exact_from_digits: expected int64 digits of last dim ", width, " for ", dtype,
+      ", got ", digits.scalar_type(), " of shape ", digits.sizes());
+  return width;
+}
 
 const Kernel* check_args(at::ScalarType self_dtype, std::optional<at::ScalarType> dtype,
                          c10::DeviceType device, std::string_view kernel) {
@@ -268,6 +295,13 @@ SumPlan make_plan(const at::Tensor& self, at::OptionalIntArrayRef dim, bool keep
     plan.passes.assign({rows});
   }
   return plan;
+}
+
+at::DimVector SumPlan::input_kept_dims() const {
+  if (!copied) return kept_dims;
+  at::DimVector dims(kept_dims.size());
+  std::iota(dims.begin(), dims.end(), 0);
+  return dims;
 }
 
 bool SumPlan::kept_in_order() const {

@@ -27,9 +27,11 @@ struct SumPlan;
 enum class KernelRole {
   kStage,     // one of the staged kernels, in stage order
   kFast,      // the default path
-  kExact,     // every float sum correctly rounded
+  kExact,     // the correctly rounded sum (exact.h): the same bits on every device
   kBaseline,  // another library's reduction, for comparison
 };
+constexpr KernelRole kKernelRoles[] = {KernelRole::kStage, KernelRole::kFast, KernelRole::kExact,
+                                       KernelRole::kBaseline};
 // Sums plan.input into `out`: plan.outputs elements of the natural dtype, in the kept
 // dims' memory order (SumPlan::finish puts them in place). Current device and stream.
 using Launcher = void (*)(const SumPlan& plan, at::Tensor& out);
@@ -99,6 +101,11 @@ const T* kernel_data(const at::Tensor& t) {
   return static_cast<const T*>(t.const_data_ptr());
 }
 
+// The float dtypes of the list, for kernel="exact" (which hands integer sums to "auto"),
+// and _exact_digits.
+#define WARPREDUCE_DISPATCH_FLOATS(TYPE, NAME, ...) \
+  AT_DISPATCH_FLOATING_TYPES_AND2(at::kHalf, at::kBFloat16, TYPE, NAME, __VA_ARGS__)
+
 // The names of the dtypes of WARPREDUCE_DTYPES, in its order.
 std::vector<std::string> supported_dtypes();
 
@@ -134,6 +141,9 @@ struct SumPlan {
 
   // The kernels write torch.sum's layout directly: kept_dims is in the tensor's order.
   bool kept_in_order() const;
+  // kept_dims as dims of `input`: the same, or after a copy (which puts them first, in
+  // write order) 0, 1, ...
+  at::DimVector input_kept_dims() const;
   // The elements as contiguous rows, [outputs, length], row i for output i: what the
   // staged kernels and CUB read. A view when the geometry is one pass of packed rows
   // (x.sum(-1), a full sum of a dense tensor) or the input is a copy, else a copy in
@@ -165,5 +175,13 @@ at::Tensor run_sum(const at::Tensor& self, at::OptionalIntArrayRef dim, bool kee
 
 // int64 for integers and bool, else the dtype itself: what a kernel writes.
 at::ScalarType natural_dtype(at::ScalarType t);
+
+// kernel="exact" across devices and ranks (exact.h): an exact sum to the float dtype
+// `dtype` exported as int64 digits, the last dim of warpreduce::_exact_digits's result.
+// How many (a superaccumulator's digits, then its NaN, +inf and -inf counts); raises a
+// ValueError for other dtypes, whose sums are exact already.
+int64_t exact_digits_width(at::ScalarType dtype);
+// _exact_from_digits's checks of its arguments (every device's): returns the width.
+int64_t check_exact_digits(const at::Tensor& digits, at::ScalarType dtype);
 
 }  // namespace warpreduce

@@ -56,8 +56,8 @@ PyObject* sum_binding(PyObject* /*module*/, PyObject* args, PyObject* kwargs) {
   });
   torch::ParsedArgs<5> parsed;
   torch::PythonArgs r = parser.parse(args, kwargs, parsed);
-  // warpreduce::sum only forwards to _sum (ops.cpp): call _sum, one dispatch fewer.
-  const auto& op = sum_kernels_op();
+  // warpreduce::sum only forwards to _sum or _exact_sum (ops.cpp): call that, one
+  // dispatch fewer.
   const at::Tensor input = r.tensor(0);
   const auto dims = dims_arg(r.args[1]);
   const bool keepdim = r.toBool(2);
@@ -66,8 +66,8 @@ PyObject* sum_binding(PyObject* /*module*/, PyObject* args, PyObject* kwargs) {
   at::Tensor result;
   {
     const pybind11::gil_scoped_release no_gil;  // as torch's own bindings do
-    result = op.call(input, dims ? at::OptionalIntArrayRef(*dims) : std::nullopt, keepdim, dtype,
-                     kernel);
+    result = call_sum_op(input, dims ? at::OptionalIntArrayRef(*dims) : std::nullopt, keepdim,
+                         dtype, kernel);
   }
   return THPVariable_Wrap(std::move(result));
   END_HANDLE_TH_ERRORS

@@ -174,15 +174,25 @@ def assert_matches_full_sum(result, full, dim, keepdim, dtype, combined_parts, i
         )
 
 
-def expected_placements(source, result_dtype, torch_sum_placements):
+def assert_same_bits(got, expected):
+    assert got.shape == expected.shape and got.dtype == expected.dtype
+    ints = {2: torch.int16, 4: torch.int32, 8: torch.int64}[got.element_size()]
+    same = (got.view(ints) == expected.view(ints)) | (got.isnan() & expected.isnan())
+    assert bool(same.all()), (got, expected)
+
+
+def expected_placements(source, result_dtype, torch_sum_placements, exact_floats=False):
     """The result's placements: torch.sum's on DTensors, except on a mesh dim where the
     input is Partial and the parts may not be summed one by one (an int8 input wraps in
-    int8 before its sum is taken in int64): there the input is gathered first."""
+    int8 before its sum is taken in int64): there the input is gathered first. Exact
+    float sums are never Partial: made whole by exchanging digits, or gathered first."""
     linear = (source.dtype.is_floating_point and result_dtype.is_floating_point) or (
         source.dtype == result_dtype == torch.int64
     )
     return tuple(
-        Replicate() if isinstance(p, Partial) and not linear else q
+        Replicate()
+        if (isinstance(p, Partial) and not linear) or (exact_floats and isinstance(q, Partial))
+        else q
         for p, q in zip(source.placements, torch_sum_placements)
     )
 
@@ -199,8 +209,15 @@ def check_case(mesh, shape, placements, dtype, dim, keepdim, sum_dtype, kernel, 
     # torch.sum on a DTensor takes dim=() as "reduce no dim" for its placements.
     torch_dim = None if dim in ((), []) else dim
     reference = torch.sum(source, torch_dim, keepdim, dtype=sum_dtype)
-    want = expected_placements(source, result.dtype, reference.placements)
+    exact_floats = kernel == "exact" and result.dtype.is_floating_point
+    want = expected_placements(source, result.dtype, reference.placements, exact_floats)
     assert result.placements == want, (result.placements, want)
+    if exact_floats:
+        # The bits of the exact sum of the whole tensor on one device.
+        whole = wr.sum(source.full_tensor(), dim, keepdim, dtype=sum_dtype, kernel="exact")
+        assert_same_bits(result.full_tensor(), whole)
+        if want != reference.placements:
+            return  # made whole: each rank holds the whole sum, not its shard's
 
     combined_parts = math.prod(
         mesh.size(i) for i, p in enumerate(result.placements) if isinstance(p, Partial)
@@ -414,6 +431,131 @@ def check_autograd_compile_repeatable(device):
 @pytest.mark.parametrize("backend,world_size", TWO_RANK_GROUPS)
 def test_autograd_compile_and_repeatability(backend, world_size):
     run_ranks(check_autograd_compile_repeatable, backend, world_size)
+
+
+# --- kernel="exact": the bits of the unsharded sum, for any mesh ----------------------
+
+EXACT_GROUPS = [
+    pytest.param("gloo", 1, id="gloo-1"),
+    *GROUPS,
+]
+
+
+def check_exact_case(mesh, x, placements, dim, keepdim=False, dtype=None):
+    """The exact sum of x distributed with `placements` is, bit for bit, the exact sum of
+    x on one device; mesh dims sharding a reduced dim come out replicated."""
+    source = distribute_tensor(x, mesh, placements, src_data_rank=None)
+    result = wr.sum(source, dim, keepdim, dtype=dtype, kernel="exact")
+    whole = wr.sum(x, dim, keepdim, dtype=dtype, kernel="exact")
+    assert_same_bits(result.full_tensor(), whole)
+    reduced = set(range(x.dim())) if dim is None else {d % x.dim() for d in dim}
+    for p, q in zip(placements, result.placements):
+        if isinstance(p, Shard) and p.dim in reduced:
+            assert q == Replicate(), result.placements
+    # torch.ops reaches the same handler.
+    op_result = torch.ops.warpreduce.sum(source, dim, keepdim, dtype=dtype, kernel="exact")
+    assert_same_bits(op_result.to_local(), result.to_local())
+
+
+def check_exact_sums(device):
+    from .test_exact import cancelling_rows
+
+    world = dist.get_world_size()
+    meshes = [init_device_mesh(device, (world,))]
+    if world == 4:
+        meshes.append(init_device_mesh(device, (2, 2), mesh_dim_names=("dp", "tp")))
+    failures = Failures()
+    total = 0
+    # Every float dtype with 1 and 2 ranks; with 4 (on a 2-core machine, all the CI has),
+    # fewer cases, where the ranks add layouts rather than arithmetic.
+    dtypes = [torch.float32, torch.bfloat16, torch.float64]
+    shapes = [(12, 1001), (5, 3)]  # 3: empty shards
+    if world <= 2:
+        dtypes.append(torch.float16)
+        shapes.append((3, 40_001))
+    for dtype in dtypes:
+        # The same data on every rank (seeded), cancelling pairs of huge values with
+        # small ones: a rounded partial sum a rank would lose the small ones.
+        for rows, length in shapes:
+            x = cancelling_rows(dtype, device, rows, length, seed=rows)
+            for mesh in meshes:
+                if mesh.ndim == 1:
+                    layouts = [
+                        ([Shard(1)], [1]),
+                        ([Shard(1)], None),
+                        ([Shard(0)], [0]),
+                        ([Shard(0)], [1]),
+                        ([Replicate()], [1]),
+                    ]
+                else:
+                    layouts = [
+                        ([Shard(0), Shard(1)], None),
+                        ([Shard(1), Shard(1)], [1]),
+                        ([Shard(1), Shard(0)], [1]),
+                    ]
+                for placements, dim in layouts:
+                    for keepdim, sum_dtype in ((False, None), (True, torch.float64)):
+                        total += 1
+                        failures.run(
+                            f"{dtype} {(rows, length)} mesh {tuple(mesh.shape)} {placements} "
+                            f"dim={dim} keepdim={keepdim} dtype={sum_dtype}",
+                            check_exact_case,
+                            mesh,
+                            x,
+                            placements,
+                            dim,
+                            keepdim,
+                            sum_dtype,
+                        )
+
+    # A Partial input: the exact sum of the tensor it stands for.
+    def partial_input():
+        mesh = meshes[0]
+        piece = cancelling_rows(torch.float32, device, 4, 101, seed=dist.get_rank())
+        source = DTensor.from_local(piece, mesh, [Partial()], run_check=False)
+        result = wr.sum(source, [1], kernel="exact")
+        assert result.placements == (Replicate(),)
+        whole = wr.sum(source.full_tensor(), [1], kernel="exact")
+        assert_same_bits(result.full_tensor(), whole)
+
+    # The gradient is torch.sum's, placements and values.
+    def gradient():
+        mesh = meshes[0]
+        x = random_tensor((7, 6), torch.float32, "cpu", seed=3).to(device)
+        grads = []
+        for kernel in ("exact", "auto"):
+            source = distribute_tensor(x, mesh, [Shard(1)]).requires_grad_()
+            wr.sum(source, 1, kernel=kernel).full_tensor().sum().backward()
+            grads.append(source.grad)
+        assert grads[0].placements == grads[1].placements
+        assert torch.equal(grads[0].full_tensor(), grads[1].full_tensor())
+
+    # Under torch.compile, the same bits and placements (the handler traced, digits and
+    # all-reduce in the graph).
+    def compiled():
+        mesh = meshes[0]
+        x = cancelling_rows(torch.float32, device, 8, 6, seed=5)
+
+        def f(t):
+            return wr.sum(t * 2, dim=1, kernel="exact"), wr.sum(t, dim=0, kernel="exact")
+
+        source = distribute_tensor(x, mesh, [Shard(1)])
+        for c, e in zip(torch.compile(f, fullgraph=True)(source), f(source)):
+            assert c.placements == e.placements, (c.placements, e.placements)
+            assert_same_bits(c.full_tensor(), e.full_tensor())
+
+    checks = [("partial input", partial_input), ("gradient", gradient)]
+    if world == 2:  # compiling costs seconds a rank
+        checks.append(("compiled", compiled))
+    for name, fn in checks:
+        total += 1
+        failures.run(name, fn)
+    failures.raise_if_any(total)
+
+
+@pytest.mark.parametrize("backend,world_size", EXACT_GROUPS)
+def test_exact_sums_give_the_unsharded_bits(backend, world_size):
+    run_ranks(check_exact_sums, backend, world_size)
 
 
 # --- bad input: DTensor's usual errors ------------------------------------------------

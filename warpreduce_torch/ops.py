@@ -11,16 +11,20 @@ from torch.compiler import is_compiling
 from . import _C
 
 # warpreduce::sum, the public op, and warpreduce::_sum, the op it forwards to, which
-# carries the kernels (csrc/ops.cpp says why there are two).
+# carries the kernels (csrc/ops.cpp says why there are two), or for kernel="exact",
+# warpreduce::_exact_sum, which runs _sum's "exact" kernel (DTensor gives it a handler of
+# its own: distributed.py).
 _sum_op = torch.ops.warpreduce.sum.default
 _sum_kernels_op = torch.ops.warpreduce._sum.default
+_exact_sum_op = torch.ops.warpreduce._exact_sum.default
 
 
 def sum(input, dim=None, keepdim=False, *, dtype=None, kernel="auto"):
     """torch.sum(input, dim, keepdim, dtype=dtype), computed by the kernel `kernel`.
 
     `kernel` is one of ``kernels(input.device)``: "auto" (the default, the fastest) on
-    every device; on CUDA also the eight staged kernels and "cub".
+    every device; "exact", the exact sum rounded once (the same bits whatever the batch,
+    layout, device or sharding); on CUDA also the eight staged kernels and "cub".
     """
     # A plain call goes straight to the op through a C++ binding that parses arguments
     # as torch.sum does (csrc/python.cpp says why). torch.ops is taken where Python has
@@ -45,7 +49,7 @@ def sum(input, dim=None, keepdim=False, *, dtype=None, kernel="auto"):
 def kernels(device="cuda", role=None):
     """The names `kernel=` accepts for tensors on `device` ("cpu", "cuda", or a
     torch.device), in stage order; with `role`, only those of one role: "stage" (the
-    staged kernels), "fast" (auto) or "baseline" (cub)."""
+    staged kernels), "fast" (auto), "exact" (exact) or "baseline" (cub)."""
     return torch.ops.warpreduce.kernels(torch.device(device).type, role)
 
 
@@ -67,11 +71,54 @@ def _(self, dim, keepdim, dtype, kernel_name):
     return torch.sum(self, dim, keepdim, dtype=dtype)
 
 
+@torch.library.register_fake("warpreduce::_exact_sum")
+def _(self, dim, keepdim, dtype):
+    torch.ops.warpreduce._check_args(self.dtype, dtype, "meta", "exact")
+    return torch.sum(self, dim, keepdim, dtype=dtype)
+
+
+@torch.library.register_fake("warpreduce::_exact_digits")
+def _(self, dim, keepdim, dtype):
+    # The exact sums' digits (csrc/exact.h): torch.sum's result shape, then one dim of
+    # _exact_digits_width int64s, which also checks that the result is a float type.
+    torch.ops.warpreduce._check_args(self.dtype, dtype, "meta", "exact")
+    result = torch.sum(self, dim, keepdim, dtype=dtype)
+    width = torch.ops.warpreduce._exact_digits_width(result.dtype)
+    return result.new_empty((*result.shape, width), dtype=torch.int64)
+
+
+@torch.library.register_fake("warpreduce::_exact_from_digits")
+def _(digits, dtype):
+    width = torch.ops.warpreduce._exact_digits_width(dtype)
+    torch._check(
+        digits.dtype == torch.int64 and digits.dim() >= 1 and digits.shape[-1] == width,
+        lambda: (
+            f"warpreduce._exact_from_digits: expected int64 digits of last dim {width} "
+            f"for {dtype}, got {digits.dtype} of shape {tuple(digits.shape)}"
+        ),
+    )
+    return digits.new_empty(digits.shape[:-1], dtype=dtype)
+
+
 @torch.library.register_vmap("warpreduce::_sum")
 def _(info, in_dims, self, dim, keepdim, dtype, kernel_name):
-    # torch.vmap: with the batch dim moved to the front, a sum of each sample is one sum
-    # that keeps dim 0 and reduces the sample's dims, shifted by one. Without this rule,
-    # vmap falls back to calling the op once per sample, and warns.
+    def op(*args):
+        return _sum_kernels_op(*args, kernel_name)
+
+    return _batched_sum(in_dims, self, dim, keepdim, dtype, op)
+
+
+@torch.library.register_vmap("warpreduce::_exact_sum")
+def _(info, in_dims, self, dim, keepdim, dtype):
+    return _batched_sum(in_dims, self, dim, keepdim, dtype, _exact_sum_op)
+
+
+def _batched_sum(in_dims, self, dim, keepdim, dtype, op):
+    """torch.vmap of a sum: op(batched, dims, keepdim, dtype) once for the whole batch.
+
+    With the batch dim (in_dims[0]) moved to the front, a sum of each sample is one sum
+    that keeps dim 0 and reduces the sample's dims, shifted by one. Without this rule,
+    vmap falls back to calling the op once per sample, and warns."""
     batched = self.movedim(in_dims[0], 0)
     sample_ndim = batched.dim() - 1
     if sample_ndim == 0:
@@ -83,7 +130,7 @@ def _(info, in_dims, self, dim, keepdim, dtype, kernel_name):
         dims = list(range(1, sample_ndim + 1))
     else:
         dims = [d + 1 for d in _sample_dims(dim, sample_ndim)]
-    return _sum_kernels_op(batched, dims, keepdim, dtype, kernel_name), 0
+    return op(batched, dims, keepdim, dtype), 0
 
 
 def _sample_dims(dims, ndim):

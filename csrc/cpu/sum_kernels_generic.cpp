@@ -4,9 +4,11 @@
 
 #define CPU_CAPABILITY DEFAULT
 #include "sum_kernels.h"
+// after the auto kernels, whose helpers it shares
+#include "exact_kernels.h"
 
 #include "isa.h"
 
 namespace warpreduce::cpu {
-Launcher generic_kernels() { return &DEFAULT::launch; }
+IsaKernels generic_kernels() { return {&DEFAULT::launch, &DEFAULT::exact_launch}; }
 }  // namespace warpreduce::cpu

@@ -62,8 +62,10 @@
 #include <utility>
 #include <vector>
 
+#include "../exact.h"
 #include "../plan.h"
 #include "../sum_traits.h"
+#include "exact_cpu.h"
 
 #ifdef VECTOR_WIDTH
 #error "an ATen/cpu/vec header came in before the ISA was chosen"

@@ -29,14 +29,16 @@
 #define CPU_CAPABILITY AVX2
 #define CPU_CAPABILITY_AVX2
 #include "sum_kernels.h"
+// after the auto kernels, whose helpers it shares
+#include "exact_kernels.h"
 #pragma GCC diagnostic pop
 #pragma GCC pop_options
 
 namespace warpreduce::cpu {
-Launcher avx2_kernels() { return &AVX2::launch; }
+IsaKernels avx2_kernels() { return {&AVX2::launch, &AVX2::exact_launch}; }
 }  // namespace warpreduce::cpu
 #else
 namespace warpreduce::cpu {
-Launcher avx2_kernels() { return nullptr; }
+IsaKernels avx2_kernels() { return {nullptr, nullptr}; }
 }  // namespace warpreduce::cpu
 #endif

@@ -31,14 +31,16 @@
 #define CPU_CAPABILITY AVX512
 #define CPU_CAPABILITY_AVX512
 #include "sum_kernels.h"
+// after the auto kernels, whose helpers it shares
+#include "exact_kernels.h"
 #pragma GCC diagnostic pop
 #pragma GCC pop_options
 
 namespace warpreduce::cpu {
-Launcher avx512_kernels() { return &AVX512::launch; }
+IsaKernels avx512_kernels() { return {&AVX512::launch, &AVX512::exact_launch}; }
 }  // namespace warpreduce::cpu
 #else
 namespace warpreduce::cpu {
-Launcher avx512_kernels() { return nullptr; }
+IsaKernels avx512_kernels() { return {nullptr, nullptr}; }
 }  // namespace warpreduce::cpu
 #endif
