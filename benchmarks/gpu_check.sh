@@ -3,7 +3,7 @@
 # compute-sanitizer on every kernel, then the benchmarks (on a quiet GPU, last).
 #   benchmarks/gpu_check.sh [build] [test] [sanitize] [reliability] [dtensor] [stages]
 #                           [sweep] [dims] [random] [small] [cpu] [host] [accuracy]
-#                           [resources] [ncu] [ncu-dims] [models]
+#                           [exact] [invariance] [resources] [ncu] [ncu-dims] [models]
 #   (default: build test sanitize stages sweep dims random small)
 # Logs and results go to $LOGS (default ./gpu-logs); with $OUT set (the device tool's
 # folder, which takes back a few files only) they are packed into $OUT/logs.tgz at the
@@ -184,6 +184,22 @@ PY
       python3 -m warpreduce_torch.bench --small-extents --max-seconds "${SMALL_SECONDS:-300}" \
         --out "$OUT/small" 2>/dev/null >"$OUT/small.txt" || status=1
       tail -30 "$OUT/small.txt"
+      ;;
+    exact)
+      # kernel="exact" next to auto, torch.sum, CUB and torch.compile: full sums of the float
+      # dtypes at 2^24-2^28, then the bits: GPU = CPU, every layout and batch alike, and
+      # this GPU's digest against the one recorded in benchmarks/ (another GPU model's).
+      note "exact sums"
+      python3 -m warpreduce_torch.bench --sizes "${EXACT_SIZES:-24-28}" \
+        --dtypes float32 bfloat16 float16 float64 --kernels auto exact cub torch.compile \
+        --out "$OUT/exact" 2>/dev/null >"$OUT/exact.txt" || status=1
+      sed -n '/GB\/s/,$p' "$OUT/exact.txt" | tail -40
+      python3 benchmarks/exact_bits.py --write "$OUT/exact_bits.json" \
+        ${BITS_COMPARE:+--compare "$BITS_COMPARE"} | tee "$OUT/exact_bits.txt" || status=1
+      ;;
+    invariance)
+      note "invariance"
+      python3 benchmarks/invariance.py | tee "$OUT/invariance.md" || status=1
       ;;
     resources)
       # Registers, shared memory and spills of every kernel (cuobjdump): local memory

@@ -18,7 +18,7 @@ DEVICES = ["cpu", pytest.param("cuda", marks=requires_cuda)]
 # so the op, sums on CUDA only) in tests/test_parity.py.
 DTYPES = [t for t in wr.dtypes() if t != torch.complex32]
 FLOAT_DTYPES = [t for t in DTYPES if t.is_floating_point]
-INT_DTYPES = [t for t in DTYPES if not t.is_floating_point]
+INT_DTYPES = [t for t in DTYPES if not (t.is_floating_point or t.is_complex)]
 
 # Awkward lengths: empty, one, around a warp, around a block, 2^k +- 1, primes.
 SIZES = [0, 1, 2, 31, 33, 255, 257, 1025, 4093, 65535, 65537, 1_000_003]

@@ -610,7 +610,7 @@ def check_bad_input(device):
 
     def unsupported_dtype():
         with pytest.raises(NotImplementedError, match="does not support dtype"):
-            wr.sum(source.to(torch.complex64))
+            wr.sum(source.to(torch.float8_e4m3fn))
 
     failures.run("an unknown kernel", unknown_kernel)
     failures.run("an unsupported dtype", unsupported_dtype)

@@ -109,6 +109,8 @@ def exact_sum(x, dim=None, keepdim=False, dtype=None):
     kept = [d for d in range(source.dim()) if d not in reduced]
     outputs = math.prod(source.shape[d] for d in kept)
     length = math.prod(source.shape[d] for d in reduced)
+    if outputs == 0:
+        return torch.empty(shape_of.shape, dtype=out_dtype)
     ordered = source.permute(*kept, *reduced) if source.dim() else source
     rows = ordered.reshape(outputs, length).cpu().double().numpy()
     nan = np.isnan(rows).any(axis=1)

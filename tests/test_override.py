@@ -165,12 +165,12 @@ def test_dtypes_the_op_refuses_fall_back_to_aten(device, dtype):
         assert_same_bits(got, expected)
 
 
-def test_dtype_argument_the_op_refuses_falls_back():
+def test_a_dtype_argument_the_op_takes_goes_to_the_op():
     x = torch.randn(30, 4)
     with wr.sums():
         got = torch.sum(x, 1, dtype=torch.complex64)
-    assert torch.equal(got, torch.sum(x, 1, dtype=torch.complex64))
-    assert override.calls() == {"op": 0, "aten": 1}
+    torch.testing.assert_close(got, torch.sum(x, 1, dtype=torch.complex64))
+    assert override.calls() == {"op": 1, "aten": 0}
 
 
 def test_out_of_another_shape_or_sharing_memory_follows_atens_rules():
@@ -317,4 +317,4 @@ def test_exact_routes_eager_and_compiled_sums_to_exact():
 
 def test_dtypes_list_is_the_routed_list():
     # What the README promises: the routed dtypes are the op's own list.
-    assert set(DTYPES) == set(wr.dtypes())
+    assert set(DTYPES) == set(wr.dtypes()) - {torch.complex32}  # complex32: CUDA only

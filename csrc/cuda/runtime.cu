@@ -16,6 +16,30 @@
 
 namespace warpreduce {
 
+namespace {
+
+// A kernel that does nothing, to ask the driver whether this build has code for a device.
+__global__ void probe() {}
+
+// A clear error, once per device, where this build has no code for the GPU: rather than
+// "no kernel image is available" from inside a launch.
+void check_architecture(c10::DeviceIndex device) {
+  cudaFuncAttributes attributes;
+  const cudaError_t error = cudaFuncGetAttributes(&attributes, probe);
+  if (error == cudaSuccess) return;
+  (void)cudaGetLastError();  // clear it: the caller sees our error instead
+  cudaDeviceProp p;
+  C10_CUDA_CHECK(cudaGetDeviceProperties(&p, device));
+  TORCH_CHECK(false, "warpreduce_torch's CUDA kernels were not compiled for cuda:",
+              static_cast<int>(device), " (", p.name, ", compute capability ", p.major, ".",
+              p.minor, "): ", cudaGetErrorString(error),
+              ". warpreduce_torch.build_info() lists the architectures of this build; rebuild "
+              "with TORCH_CUDA_ARCH_LIST=", p.major, ".", p.minor,
+              " pip install --no-build-isolation -e . (README: Install).");
+}
+
+}  // namespace
+
 DeviceLimits device_limits() {
   using Slots = std::array<std::atomic<int64_t>, C10_COMPILE_TIME_MAX_GPUS>;
   static Slots sms{}, threads{}, blocks{};  // sms 0: not read yet
@@ -26,6 +50,7 @@ DeviceLimits device_limits() {
       C10_CUDA_CHECK(cudaDeviceGetAttribute(&value, attribute, device));
       return value;
     };
+    check_architecture(device);
     threads[device].store(read(cudaDevAttrMaxThreadsPerMultiProcessor), std::memory_order_relaxed);
     blocks[device].store(read(cudaDevAttrMaxBlocksPerMultiprocessor), std::memory_order_relaxed);
     sms[device].store(read(cudaDevAttrMultiProcessorCount), std::memory_order_release);

@@ -124,6 +124,7 @@ constexpr Kernel kCudaKernels[] = {
 at::Tensor sum_cuda(const at::Tensor& self, at::OptionalIntArrayRef dim, bool keepdim,
                     std::optional<at::ScalarType> dtype, c10::string_view kernel) {
   const c10::cuda::CUDAGuard guard(self.device());
+  device_limits();  // the first call on a device checks that this build runs on it
   return run_sum(self, dim, keepdim, dtype, kernel);
 }
 

@@ -351,7 +351,7 @@ def main(argv=None):
     parser.add_argument(
         "--kernels",
         nargs="+",
-        default=["auto", "cub", "torch.compile"],
+        default=["auto", "exact", "cub", "torch.compile"],
         help="warpreduce kernels (and torch.compile) to compare with torch.sum",
     )
     parser.add_argument("--stages", action="store_true", help="add the eight staged kernels")

@@ -94,11 +94,11 @@ def model_cases():
 
 
 def plan_summary(x, dim):
-    """The kinds of auto's passes for a sum of x over `dim` (an int, a tuple, or None:
-    every dim), and whether it copies x."""
+    """The kernels of auto's passes for a sum of x over `dim` (an int, a tuple, or None:
+    every dim; the launch model's choices, csrc/launch_model.h), and whether it copies x."""
     dims = None if dim is None else [dim] if isinstance(dim, int) else list(dim)
     plan = _C.plan(x, dims)
-    kinds = "+".join(p["kind"] for p in plan["passes"])
+    kinds = "+".join(p["launch"].split()[0] for p in plan["passes"])
     return kinds + (" (copied)" if plan["copied"] else "")
 
 
@@ -111,6 +111,8 @@ def reads_rows_in_place(x, dim):
 def implementations(case, x):
     """Each case compiles its own kernel (dynamic=False)."""
     names = ["torch.sum", "torch.compile", "auto"]
+    if x.dtype.is_floating_point:
+        names.append("exact")
     if reads_rows_in_place(x, case.dim):
         names.append("cub")
     return {name: implementation(name, case.dim) for name in names}
@@ -162,7 +164,7 @@ def run(cases, progress=None):
     return rows
 
 
-IMPLS = ["torch.sum", "torch.compile", "cub", "auto"]
+IMPLS = ["torch.sum", "torch.compile", "cub", "auto", "exact"]
 
 
 def by_case(rows):
@@ -189,9 +191,9 @@ def compare_table(rows):
 
 def markdown_table(rows):
     lines = [
-        "| case | MiB | plan | torch.sum | torch.compile | cub | auto | full sum, same bytes "
-        "| auto / torch.sum | auto / compile | auto / full |",
-        "|---|---|---|---|---|---|---|---|---|---|---|",
+        "| case | MiB | plan | torch.sum | torch.compile | cub | auto | exact | full sum, same bytes "
+        "| auto / torch.sum | auto / compile | auto / full | exact / auto |",
+        "|---|---|---|---|---|---|---|---|---|---|---|---|---|",
     ]
     for name, impls in by_case(rows).items():
         auto = impls["auto"]
@@ -201,7 +203,8 @@ def markdown_table(rows):
             + " | ".join(cells)
             + f" | {auto['full_gbps']:.0f} | {auto['gbps'] / impls['torch.sum']['gbps']:.2f}x"
             f" | {auto['gbps'] / impls['torch.compile']['gbps']:.2f}x"
-            f" | {auto['gbps'] / auto['full_gbps']:.0%} |"
+            f" | {auto['gbps'] / auto['full_gbps']:.0%} | "
+            + (f"{impls['exact']['gbps'] / auto['gbps']:.2f} |" if "exact" in impls else " |")
         )
     return "\n".join(lines)
 
@@ -226,6 +229,16 @@ def summary(rows):
         lines.append(
             f"  inputs of 64 MiB or more: auto at {min(r for _, r in big):.0%} to "
             f"{max(r for _, r in big):.0%} of the full sum's GB/s (lowest: {worst[0]})"
+        )
+    exact = [(n, c["exact"]["gbps"] / c["auto"]["gbps"]) for n, c in cases.items() if "exact" in c]
+    if exact:
+        below = [
+            n for n, c in cases.items() if "exact" in c and c["exact"]["gbps"] < c["torch.sum"]["gbps"]
+        ]
+        lines.append(
+            f"  exact / auto ({len(exact)} float cases): min {min(r for _, r in exact):.2f}, "
+            f"geometric mean {geomean([r for _, r in exact]):.2f}; exact slower than torch.sum on "
+            + ("; ".join(below) if below else "none")
         )
     slow = [
         n
