@@ -44,7 +44,13 @@ def correctly_rounded(x):
 
 def share_changed(a, b):
     a, b = a.cpu(), b.cpu()
-    bits = torch.int16 if a.element_size() == 2 else torch.int32 if a.element_size() == 4 else torch.int64
+    bits = (
+        torch.int16
+        if a.element_size() == 2
+        else torch.int32
+        if a.element_size() == 4
+        else torch.int64
+    )
     return (a.contiguous().view(bits) != b.contiguous().view(bits)).double().mean().item()
 
 

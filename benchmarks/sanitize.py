@@ -29,12 +29,16 @@ CASES = [  # (shape, dim): every kernel
     ((1025, 37), 0),  # columns (a copy into rows for the staged kernels and cub)
     ((3, 5, 7, 11), (0, 2)),  # dims apart: two passes (or a copy)
 ]
-AUTO_CASES = [
-    ((4099, 3), 1),  # tiled rows
+AUTO_CASES = [  # every launch of the launch model (csrc/launch_model.h)
+    ((4099, 3), 1),  # slabs: short rows
+    ((4097, 4, 3), 1),  # slabs: a small reduced extent above a small inner one
+    ((4096, 8), 1),  # rows of whole vectors
     ((3000, 301), 1),  # rows a warp each
     ((5, 300003), 1),  # split rows
     ((2**16 + 1, 8), 0),  # few columns: split
     ((4001, 4096), 0),  # vectorized columns
+    ((4096, 4, 16), 1),  # flat columns across outer slices
+    ((3, 100003), 0),  # column tiles
     ((1001, 1027), 0),  # columns element by element
     ((8, 33, 1000), (0, 2)),  # two passes
 ]
@@ -49,6 +53,7 @@ AUTO_DTYPES = DTYPES + (
     torch.uint8,
     torch.bool,
 )
+FLOAT_DTYPES = (torch.float32, torch.bfloat16, torch.float16, torch.float64)  # exact's
 EXTRA_DTYPES_MAX_ELEMENTS = 1 << 21
 SPLIT_CASES = [(((1 << 20) + 3,), None), ((5, 300003), 1), ((2**16 + 1, 8), 0)]
 
@@ -72,8 +77,10 @@ def run(x, dim, kernel):
 def every_kernel():
     for kernel in wr.kernels("cuda"):
         start = time.monotonic()
-        cases = CASES + (AUTO_CASES if kernel == "auto" else [])
-        for dtype in AUTO_DTYPES if kernel == "auto" else DTYPES:
+        fast = kernel in ("auto", "exact")
+        cases = CASES + (AUTO_CASES if fast else [])
+        dtypes = AUTO_DTYPES if kernel == "auto" else FLOAT_DTYPES if kernel == "exact" else DTYPES
+        for dtype in dtypes:
             for shape, dim in cases:
                 if dtype not in DTYPES and math.prod(shape) > EXTRA_DTYPES_MAX_ELEMENTS:
                     continue  # the same pass as a smaller case, slow under racecheck
@@ -81,6 +88,8 @@ def every_kernel():
                 run(x, dim, kernel)
                 if x.dim() == 2:
                     run(x[:, 1:], dim, kernel)  # unaligned
+                if fast and x.dim() >= 2 and x.shape[0] > 2:
+                    run(x[::2, ..., : x.shape[-1] - 1], dim, kernel)  # sliced: short runs
         torch.cuda.synchronize()
         print(f"{kernel} ({time.monotonic() - start:.1f} s): ok", flush=True)
 

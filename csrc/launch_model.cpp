@@ -82,8 +82,8 @@ Launch slabs_launch(const ReductionPass& pass, int64_t bytes) {
   const int64_t span = slab_span(pass), stride = slab_stride(pass), run = slabs_per_run(pass);
   const int64_t tile = Tuning::kTileBytes / bytes;  // elements
   const int64_t most = max_tile_segments(bytes);
-  const bool close = run == 1 || stride <= span || (stride - span) * bytes <= 32 ||
-                     (stride - span) * 2 <= stride;
+  const bool close =
+      run == 1 || stride <= span || (stride - span) * bytes <= 32 || (stride - span) * 2 <= stride;
   const int64_t run_span = (run - 1) * stride + span;
   if (!close) {
     launch.per_segment = 1;
@@ -92,7 +92,8 @@ Launch slabs_launch(const ReductionPass& pass, int64_t bytes) {
     launch.per_segment = run;
     launch.segments = std::clamp<int64_t>(tile / (run_span + 16 / bytes), 1, most);
   } else {
-    launch.per_segment = std::max<int64_t>(1, (tile - span - 16 / bytes) / std::max<int64_t>(stride, 1) + 1);
+    launch.per_segment =
+        std::max<int64_t>(1, (tile - span - 16 / bytes) / std::max<int64_t>(stride, 1) + 1);
     launch.segments = 1;
   }
   const int64_t segment_span = (launch.per_segment - 1) * stride + span;
@@ -136,8 +137,8 @@ Launch rows_launch(const ReductionPass& pass, const ElementShape& element,
   // 64 vectors' worth (1 KiB); else whole blocks, several per row when the rows are few.
   // (Counting the loads of stepped rows instead sent rows of 2226 float16s, 2 apart, to a
   // block each: 1278 GB/s where torch.sum read 3885.)
-  const int64_t loads = pass.reduced_stride == 1 ? ceil_div(pass.length, element.lanes())
-                                                 : pass.length;
+  const int64_t loads =
+      pass.reduced_stride == 1 ? ceil_div(pass.length, element.lanes()) : pass.length;
   const int64_t group = std::min<int64_t>(32, pow2_ceil(loads));
   const int64_t capacity = device.sms * device.threads_per_sm;
   const int64_t lane_bytes = slab_span(pass) * bytes / group;
@@ -182,8 +183,8 @@ Launch columns_launch(const ReductionPass& pass, const ElementShape& element) {
       vectors ? Tuning::kColumnRowsPerLane : Tuning::kColumnRowsPerLaneScalar;
   const int64_t threads = Tuning::kColumnThreads;
   // Lanes down the reduced dim while each keeps rows_per_lane rows.
-  const int64_t ty_by_rows = std::min(pow2_floor(std::max<int64_t>(1, pass.length / rows_per_lane)),
-                                      threads);
+  const int64_t ty_by_rows =
+      std::min(pow2_floor(std::max<int64_t>(1, pass.length / rows_per_lane)), threads);
   // A warp across a slab's columns when they are at least 32 (512 contiguous bytes with
   // vectors), or, when fewer, across one slab's columns and several of its rows, if the
   // rows keep that many lanes busy; otherwise the lanes run across outer slices (flat),

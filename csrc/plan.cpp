@@ -148,10 +148,10 @@ const Kernel* check_args(at::ScalarType self_dtype, std::optional<at::ScalarType
   // sum is the dtype after it.
   check_dtype(dtype.value_or(self_dtype));
   // torch.sum sums complex32 on CUDA tensors only.
-  TORCH_CHECK_NOT_IMPLEMENTED(dtype.value_or(self_dtype) != at::kComplexHalf ||
-                                  device != c10::DeviceType::CPU,
-                              "warpreduce.sum does not support dtype ComplexHalf on cpu tensors "
-                              "(torch.sum does not either)");
+  TORCH_CHECK_NOT_IMPLEMENTED(
+      dtype.value_or(self_dtype) != at::kComplexHalf || device != c10::DeviceType::CPU,
+      "warpreduce.sum does not support dtype ComplexHalf on cpu tensors "
+      "(torch.sum does not either)");
 
   const bool on_cpu = device == c10::DeviceType::CPU, on_cuda = device == c10::DeviceType::CUDA;
   if (!on_cpu && !on_cuda) {
@@ -165,10 +165,9 @@ const Kernel* check_args(at::ScalarType self_dtype, std::optional<at::ScalarType
   const Kernel* found = find_kernel(kernels, kernel);
   if (!found) {
     const c10::ArrayRef<Kernel> other = on_cpu ? cuda_kernels() : cpu_kernels();
-    TORCH_CHECK_VALUE(!find_kernel(other, kernel), "warpreduce.sum: kernel '", kernel,
-                      "' runs on ", on_cpu ? "cuda" : "cpu", " tensors, not ",
-                      on_cpu ? "cpu" : "cuda", " ones; ", on_cpu ? "cpu" : "cuda",
-                      " tensors take: ", names_of(kernels));
+    TORCH_CHECK_VALUE(!find_kernel(other, kernel), "warpreduce.sum: kernel '", kernel, "' runs on ",
+                      on_cpu ? "cuda" : "cpu", " tensors, not ", on_cpu ? "cpu" : "cuda", " ones; ",
+                      on_cpu ? "cpu" : "cuda", " tensors take: ", names_of(kernels));
     TORCH_CHECK_VALUE(false, "warpreduce.sum: unknown kernel '", kernel, "' for ",
                       on_cpu ? "cpu" : "cuda", " tensors; valid names: ", names_of(kernels));
   }
@@ -304,9 +303,7 @@ at::DimVector SumPlan::input_kept_dims() const {
   return dims;
 }
 
-bool SumPlan::kept_in_order() const {
-  return std::is_sorted(kept_dims.begin(), kept_dims.end());
-}
+bool SumPlan::kept_in_order() const { return std::is_sorted(kept_dims.begin(), kept_dims.end()); }
 
 at::Tensor SumPlan::rows() const {
   if (copied || (passes.size() == 1 && passes[0].packed_rows())) {

@@ -76,7 +76,7 @@ const Kernel* check_args(at::ScalarType self_dtype, std::optional<at::ScalarType
 
 // Complex dtypes: a sum of complex numbers is two real sums, which the same kernels run
 // over the tensor's real view (run_sum).
-#define WARPREDUCE_COMPLEX_DTYPES(X, ...)          \
+#define WARPREDUCE_COMPLEX_DTYPES(X, ...)        \
   X(at::kComplexHalf, "complex32", __VA_ARGS__)  \
   X(at::kComplexFloat, "complex64", __VA_ARGS__) \
   X(at::kComplexDouble, "complex128", __VA_ARGS__)
@@ -88,10 +88,11 @@ const Kernel* check_args(at::ScalarType self_dtype, std::optional<at::ScalarType
 // The one dtype dispatch of the project: scalar_t is the kernels' element type for each
 // dtype of the kernel list (kernel_t: BoolByte for bool, sum_traits.h says why). Read a
 // tensor's elements as scalar_t with kernel_data.
-#define WARPREDUCE_DISPATCH_CASE(type, name, ...)                                          \
-  case type: {                                                                             \
-    using scalar_t [[maybe_unused]] = ::warpreduce::kernel_t<c10::impl::ScalarTypeToCPPTypeT<type>>; \
-    return __VA_ARGS__();                                                                  \
+#define WARPREDUCE_DISPATCH_CASE(type, name, ...)                      \
+  case type: {                                                         \
+    using scalar_t [[maybe_unused]] =                                  \
+        ::warpreduce::kernel_t<c10::impl::ScalarTypeToCPPTypeT<type>>; \
+    return __VA_ARGS__();                                              \
   }
 #define WARPREDUCE_DISPATCH(TYPE, NAME, ...) \
   AT_DISPATCH_SWITCH(TYPE, NAME, WARPREDUCE_KERNEL_DTYPES(WARPREDUCE_DISPATCH_CASE, __VA_ARGS__))

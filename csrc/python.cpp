@@ -95,10 +95,9 @@ pybind11::dict describe_plan(const at::Tensor& x, std::optional<std::vector<int6
   for (size_t k = 0; k < plan.passes.size(); ++k) {
     const ReductionPass& p = plan.passes[k];
     // The first pass reads the input in place; the rest read aligned scratch.
-    const ElementShape element{pass_element_bytes(plan.input.scalar_type(), k),
-                               k == 0 ? reinterpret_cast<uintptr_t>(plan.input.const_data_ptr())
-                                      : 0,
-                               0};
+    const ElementShape element{
+        pass_element_bytes(plan.input.scalar_type(), k),
+        k == 0 ? reinterpret_cast<uintptr_t>(plan.input.const_data_ptr()) : 0, 0};
     pybind11::list outer;
     for (int d = 0; d < p.outer.ndim; ++d)
       outer.append(pybind11::make_tuple(p.outer.sizes[d], p.outer.strides[d]));

@@ -152,8 +152,12 @@ def test_exact_is_correctly_rounded_on_every_branch(device, dtype, shape, layout
         pytest.skip(f"no exact kernel on {device} in this build")
     x = make(shape, layout, dtype, device)
     if x.numel() > 1 << 18:  # the reference is a Python loop
-        x = x[tuple(slice(0, max(1, s // 8)) if d not in dims else slice(None)
-                    for d, s in enumerate(x.shape))]
+        x = x[
+            tuple(
+                slice(0, max(1, s // 8)) if d not in dims else slice(None)
+                for d, s in enumerate(x.shape)
+            )
+        ]
     expected = correctly_rounded(x, dims)
     result = wr.sum(x, dims, kernel="exact").cpu()
     assert torch.equal(result.view(-1).view(torch.int8), expected.view(-1).view(torch.int8))

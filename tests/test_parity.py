@@ -132,7 +132,7 @@ def test_a_0d_index_tensor_is_a_dim_like_torch_sum(device):
     x = torch.randn(3, 4, device=device)
     assert_sum_matches(wr.sum(x, torch.tensor(1)), x, 1)
     for bad in [torch.tensor([0, 1]), torch.tensor(1.0)]:
-        assert error_type(lambda: torch.sum(x, bad)) is TypeError
+        assert error_type(lambda bad=bad: torch.sum(x, bad)) is TypeError
         with pytest.raises(TypeError, match="dim"):
             wr.sum(x, bad)
 
@@ -192,10 +192,10 @@ def test_compile_with_a_dim_that_changes(device, options):
 
 @pytest.mark.parametrize("device", DEVICES)
 def test_compile_with_a_dim_from_the_shape(device):
-    fn = torch.compile(lambda t: wr.sum(t, t.dim() - 1) + wr.sum(t, [t.dim() - 2]).sum(), dynamic=True)
+    fn = torch.compile(
+        lambda t: wr.sum(t, t.dim() - 1) + wr.sum(t, [t.dim() - 2]).sum(), dynamic=True
+    )
     for shape in [(3, 4), (2, 3, 5), (7, 2, 2, 3)]:
         x = torch.randn(shape, device=device)
         expected = torch.sum(x, x.dim() - 1) + torch.sum(x, x.dim() - 2).sum()
         torch.testing.assert_close(fn(x), expected)
-
-

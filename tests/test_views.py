@@ -127,8 +127,10 @@ def test_random_views(device, block):
         try:
             check_like_torch_sum(x, dim, keepdim, dtype)
         except AssertionError as failure:
-            raise AssertionError(f"{view}: {tuple(x.shape)} {x.stride()} {x.dtype} dim={dim} "
-                                 f"keepdim={keepdim} dtype={dtype}") from failure
+            raise AssertionError(
+                f"{view}: {tuple(x.shape)} {x.stride()} {x.dtype} dim={dim} "
+                f"keepdim={keepdim} dtype={dtype}"
+            ) from failure
 
 
 @pytest.mark.parametrize("device", DEVICES)

@@ -64,7 +64,6 @@ using exact::CertifiedSum;
 template <typename T>
 using combine_t = std::conditional_t<std::is_same_v<T, float>, double, acc_t<T>>;
 
-
 // kShort: sums kept in acc_t<T> to the end, for kernels of short rows (rows_vectors,
 // slabs): a float32 row of 8 combined in double spent more time converting than
 // reading. kFull: float32's exact lanes (LaneSums), which only the full reduction takes.
@@ -148,7 +147,8 @@ __device__ __noinline__ T exact_output_by_block(const ExactSource<T>& source, in
   int64_t digits[Acc::kExported];
   acc.to_digits(digits);
   for (int i = 0; i < Acc::kExported; ++i) {
-    digits[i] = static_cast<int64_t>(block_sum<kThreads>(static_cast<unsigned long long>(digits[i])));
+    digits[i] =
+        static_cast<int64_t>(block_sum<kThreads>(static_cast<unsigned long long>(digits[i])));
     __syncthreads();  // block_sum's shared slots are reused by the next digit
   }
   acc.from_digits(digits);

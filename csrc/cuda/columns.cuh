@@ -48,9 +48,9 @@ struct ColumnTiling {
 
 // Shared memory for sum_down_ty: 16 KiB, whatever the sum's type.
 template <typename C>
-constexpr int kTyChunk = 16384 / (kColumnThreads * sizeof(C)) > 0
-                             ? 16384 / (kColumnThreads * sizeof(C))
-                             : 1;  // values of v a pass
+constexpr int kTyChunk =
+    16384 / (kColumnThreads * sizeof(C)) > 0 ? 16384 / (kColumnThreads * sizeof(C))
+                                             : 1;  // values of v a pass
 
 // v summed over the ty threads that share a tx (thread = ty_index * tx + tx_index), in a
 // fixed order; the threads with ty_index == 0 get it. First within each warp by

@@ -33,13 +33,15 @@ __global__ void __launch_bounds__(kDigitThreads)
   acc.to_digits(d);
   for (int i = 0; i < Acc::kExported; ++i) {
     const auto total = block_sum<kDigitThreads>(static_cast<unsigned long long>(d[i]));
-    if (threadIdx.x == 0) digits[int64_t{blockIdx.x} * Acc::kExported + i] = static_cast<int64_t>(total);
+    if (threadIdx.x == 0)
+      digits[int64_t{blockIdx.x} * Acc::kExported + i] = static_cast<int64_t>(total);
     __syncthreads();  // block_sum's shared slots are reused by the next digit
   }
 }
 
 template <typename T>
-__global__ void from_digits(const int64_t* __restrict__ digits, int64_t outputs, T* __restrict__ y) {
+__global__ void from_digits(const int64_t* __restrict__ digits, int64_t outputs,
+                            T* __restrict__ y) {
   using Acc = exact::Superaccumulator<T>;
   for (int64_t o = int64_t{blockIdx.x} * blockDim.x + threadIdx.x; o < outputs;
        o += int64_t{gridDim.x} * blockDim.x) {

@@ -209,7 +209,8 @@ __global__ void __launch_bounds__(SplitPolicy::kThreads)
     if (!is_last) return;
     // The row's partials in index order (deterministic).
     Sum v{};
-    for (int64_t b = threadIdx.x; b < parts; b += kThreads) v += load_coherent(partials + row * parts + b);
+    for (int64_t b = threadIdx.x; b < parts; b += kThreads)
+      v += load_coherent(partials + row * parts + b);
     total = block_sum<kThreads>(v);
     if (threadIdx.x == 0) tickets[row] = 0;  // for the next launch on this stream
   }

@@ -11,6 +11,7 @@
 #include <algorithm>
 #include <limits>
 
+#include "../pass_chain.h"
 #include "../plan.h"
 #include "columns.cuh"
 #include "rows.cuh"
@@ -187,8 +188,9 @@ void run_pass(const T* x, const ReductionPass& pass, Out* y, const at::Tensor& l
       return;  // split_rows checked its launch
     }
     case LaunchKind::kColumns: {
-      const Columns<T> c{x,          pass.outer,       pass.outer_size, pass.length,
-                         pass.reduced_stride, pass.inner, pass.inner_stride};
+      const Columns<T> c{
+          x,          pass.outer,       pass.outer_size, pass.length, pass.reduced_stride,
+          pass.inner, pass.inner_stride};
       if (launch.vector > 1) {
         launch_columns<T, Out, 16 / sizeof(T)>(c, launch, y, like, policy);
       } else {
@@ -205,25 +207,14 @@ void run_pass(const T* x, const ReductionPass& pass, Out* y, const at::Tensor& l
 template <typename T>
 using carry_t = std::conditional_t<std::is_integral_v<combine_t<T>>, int64_t, combine_t<T>>;
 
-// The passes of an auto sum in order, each after the first reading the last one's
-// outputs.
+// The passes of an auto sum (pass_chain.h), each by the launch model's kernel.
 template <typename T>
 void auto_passes(const SumPlan& plan, at::Tensor& out) {
-  using Carry = carry_t<T>;
-  const T* x = kernel_data<T>(plan.input);
-  out_t<T>* y = out.mutable_data_ptr<out_t<T>>();
-  const auto& passes = plan.passes;
-  if (passes.size() == 1) return run_pass(x, passes[0], y, out, AutoSums<T>{});
-  at::Tensor carried = at::empty({passes[0].outputs()},
-                                 out.options().dtype(c10::CppTypeToScalarType<Carry>::value));
-  run_pass(x, passes[0], carried.mutable_data_ptr<Carry>(), out, AutoSums<T>{});
-  for (size_t k = 1; k + 1 < passes.size(); ++k) {
-    at::Tensor next = at::empty({passes[k].outputs()}, carried.options());
-    run_pass(carried.const_data_ptr<Carry>(), passes[k], next.mutable_data_ptr<Carry>(), out,
-             AutoSums<Carry>{});
-    carried = next;
-  }
-  run_pass(carried.const_data_ptr<Carry>(), passes.back(), y, out, AutoSums<Carry>{});
+  run_pass_chain<carry_t<T>>(plan, kernel_data<T>(plan.input), out.mutable_data_ptr<out_t<T>>(),
+                             out, [&](const auto* x, const ReductionPass& pass, auto* y) {
+                               using In = std::remove_cv_t<std::remove_pointer_t<decltype(x)>>;
+                               run_pass(x, pass, y, out, AutoSums<In>{});
+                             });
 }
 
 constexpr unsigned kCarryThreads = 256;
@@ -308,32 +299,24 @@ void exact_passes(const SumPlan& plan, at::Tensor& out) {
     return exact_passes<T>(one, out);
   }
   const ExactSums<T> policy{*source};
-  const auto& passes = plan.passes;
-  if (passes.size() == 1) return run_pass(x, passes[0], y, out, policy);
-  auto carry_tensor = [&](int64_t outputs) {
-    return at::empty({outputs * 3}, out.options().dtype(at::kDouble));
-  };
-  auto as_sums = [](const at::Tensor& t) { return reinterpret_cast<CertifiedSum*>(t.data_ptr()); };
-  at::Tensor carried = carry_tensor(passes[0].outputs());
-  run_pass(x, passes[0], as_sums(carried), out, policy);
   const cudaStream_t stream = c10::cuda::getCurrentCUDAStream();
-  for (size_t k = 1; k < passes.size(); ++k) {
-    const ReductionPass& pass = passes[k];
-    const Columns<CertifiedSum> c{as_sums(carried), pass.outer,       pass.outer_size, pass.length,
-                                  pass.reduced_stride, pass.inner, pass.inner_stride};
-    const int64_t blocks =
-        std::min(ceil_div(pass.outputs(), kCarryThreads),
-                 resident_blocks<exact_carry_pass<T, T>>(kCarryThreads) * 4);
-    if (k + 1 < passes.size()) {
-      at::Tensor next = carry_tensor(pass.outputs());
-      exact_carry_pass<T, CertifiedSum>
-          <<<blocks, kCarryThreads, 0, stream>>>(c, as_sums(next), policy);
-      carried = next;
-    } else {
-      exact_carry_pass<T, T><<<blocks, kCarryThreads, 0, stream>>>(c, y, policy);
-    }
-    C10_CUDA_KERNEL_LAUNCH_CHECK();
-  }
+  run_pass_chain<CertifiedSum>(
+      plan, x, y, out, [&](const auto* in, const ReductionPass& pass, auto* to) {
+        using In = std::remove_cv_t<std::remove_pointer_t<decltype(in)>>;
+        using To = std::remove_pointer_t<decltype(to)>;
+        if constexpr (std::is_same_v<In, T>) {
+          run_pass(in, pass, to, out, policy);
+        } else {
+          const Columns<CertifiedSum> c{
+              in,         pass.outer,       pass.outer_size, pass.length, pass.reduced_stride,
+              pass.inner, pass.inner_stride};
+          const int64_t blocks =
+              std::min(ceil_div(pass.outputs(), kCarryThreads),
+                       resident_blocks<exact_carry_pass<T, To>>(kCarryThreads) * 4);
+          exact_carry_pass<T, To><<<blocks, kCarryThreads, 0, stream>>>(c, to, policy);
+          C10_CUDA_KERNEL_LAUNCH_CHECK();
+        }
+      });
 }
 
 // The instantiations, one line per dtype in the passes_*.cu files.

@@ -34,8 +34,8 @@ void check_architecture(c10::DeviceIndex device) {
               static_cast<int>(device), " (", p.name, ", compute capability ", p.major, ".",
               p.minor, "): ", cudaGetErrorString(error),
               ". warpreduce_torch.build_info() lists the architectures of this build; rebuild "
-              "with TORCH_CUDA_ARCH_LIST=", p.major, ".", p.minor,
-              " pip install --no-build-isolation -e . (README: Install).");
+              "with TORCH_CUDA_ARCH_LIST=",
+              p.major, ".", p.minor, " pip install --no-build-isolation -e . (README: Install).");
 }
 
 }  // namespace

@@ -270,8 +270,8 @@ __global__ void __launch_bounds__(kTileThreads)
           slab = static_cast<int>(g.inner_div.div(static_cast<unsigned>(v)));
           i = v - slab * static_cast<int>(g.inner_div.divisor);
         }
-        const T* e = shared + s[j].base + slab * stride + i * inner_stride +
-                     lane_in_group * reduced_stride;
+        const T* e =
+            shared + s[j].base + slab * stride + i * inner_stride + lane_in_group * reduced_stride;
         const int step = static_cast<int>(group) * reduced_stride;
         int r = lane_in_group;
         for (; r + 3 * static_cast<int>(group) < length; r += 4 * group, e += 4 * step) {

@@ -64,13 +64,13 @@ void run_stage(const T* x, Out* y, int64_t segments, int64_t n, const at::Tensor
               " blocks do not fit one launch");
   const cudaStream_t stream = c10::cuda::getCurrentCUDAStream();
   if (parts == 1) {
-    Stage::template kernel<T, Out><<<blocks, kStageThreads, 0, stream>>>(x, y, n, 1);
+    stage_kernel<Stage, T, Out><<<blocks, kStageThreads, 0, stream>>>(x, y, n, 1);
     C10_CUDA_KERNEL_LAUNCH_CHECK();
     return;
   }
   at::Tensor partial = at::empty({blocks}, options.dtype(storage_dtype<A>()));
   A* p = reinterpret_cast<A*>(partial.data_ptr());
-  Stage::template kernel<T, A><<<blocks, kStageThreads, 0, stream>>>(x, p, n, parts);
+  stage_kernel<Stage, T, A><<<blocks, kStageThreads, 0, stream>>>(x, p, n, parts);
   C10_CUDA_KERNEL_LAUNCH_CHECK();
   run_stage<Stage, A, Out>(p, y, segments, parts, options);
 }

@@ -233,7 +233,9 @@ def summary(rows):
     exact = [(n, c["exact"]["gbps"] / c["auto"]["gbps"]) for n, c in cases.items() if "exact" in c]
     if exact:
         below = [
-            n for n, c in cases.items() if "exact" in c and c["exact"]["gbps"] < c["torch.sum"]["gbps"]
+            n
+            for n, c in cases.items()
+            if "exact" in c and c["exact"]["gbps"] < c["torch.sum"]["gbps"]
         ]
         lines.append(
             f"  exact / auto ({len(exact)} float cases): min {min(r for _, r in exact):.2f}, "
