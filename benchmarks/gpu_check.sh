@@ -1,8 +1,8 @@
 #!/usr/bin/env bash
 # Everything the GPU machine runs, in one call: build against its torch, the tests,
 # compute-sanitizer on every kernel, then the benchmarks (on a quiet GPU, last).
-#   benchmarks/gpu_check.sh [build] [test] [sanitize] [reliability] [dtensor] [stages]
-#                           [sweep] [dims] [random] [small] [cpu] [host] [accuracy]
+#   benchmarks/gpu_check.sh [build | wheel] [test] [sanitize] [reliability] [dtensor] [stages]
+#                           [sweep] [dims] [random] [small] [cpu] [cpu-random] [host] [accuracy]
 #                           [exact] [invariance] [resources] [ncu] [ncu-dims] [models]
 #   (default: build test sanitize stages sweep dims random small)
 # Logs and results go to $LOGS (default ./gpu-logs); with $OUT set (the device tool's
@@ -36,6 +36,22 @@ for step in $steps; do
       so=$(ls warpreduce_torch/_C*.so)
       readelf -d "$so" | grep -q 'libstdc++.so' && echo "libstdc++: shared" ||
         { echo "libstdc++: linked statically into $so"; status=1; }
+      ;;
+    wheel)
+      # Instead of build: the wheel as a machine without a GPU builds it (setup.py's
+      # DEFAULT_CUDA_ARCHS), the architectures it holds listed, and its library put in
+      # the checkout so that the steps after run the wheel's code. nvcc compiles a file's
+      # architectures side by side (--threads 0) to keep the call short.
+      note "wheel, built with no GPU visible"
+      rm -rf build dist-wheel /tmp/wheel
+      CUDA_VISIBLE_DEVICES= NVCC_APPEND_FLAGS="--threads 0" \
+        python3 -m pip wheel --no-build-isolation --no-deps -w dist-wheel . >/tmp/wheel.log 2>&1 ||
+        { cp /tmp/wheel.log "$OUT/"; tail -40 /tmp/wheel.log; exit 1; }
+      ls -l dist-wheel
+      python3 -m zipfile -e dist-wheel/*.whl /tmp/wheel && cp /tmp/wheel/warpreduce_torch/_C*.so /tmp/wheel/warpreduce_torch/_build_info.py warpreduce_torch/
+      cuobjdump --list-elf warpreduce_torch/_C*.so | grep -o 'sm_[0-9]*' | sort -u | tr '\n' ' '
+      cuobjdump --list-ptx warpreduce_torch/_C*.so | grep -o 'sm_[0-9]*' | sort -u | sed 's/^/ptx: /'
+      python3 -c 'import warpreduce_torch as wr; print(wr.build_info())' || status=1
       ;;
     test)
       note tests
@@ -118,6 +134,14 @@ for step in $steps; do
     cpu)
       note "CPU comparison"
       python3 -m warpreduce_torch.bench --cpu --out "$OUT" 2>/dev/null | tee "$OUT/cpu.txt" || status=1
+      ;;
+    cpu-random)
+      # The CPU kernel on random shapes of 2-32 MiB, on this machine's host (all its cores).
+      note "CPU, random shapes, seed ${SEED:-1}"
+      python3 -m warpreduce_torch.bench --random "${CPU_RANDOM_N:-100}" --cpu --seed "${SEED:-1}" \
+        --max-seconds "${RANDOM_SECONDS:-480}" --out "$OUT/cpu-random-${SEED:-1}" 2>/dev/null \
+        >"$OUT/cpu-random-${SEED:-1}.txt" || status=1
+      sed -n '/^| over/,$p' "$OUT/cpu-random-${SEED:-1}.txt" | head -40
       ;;
     stages)
       note stages
