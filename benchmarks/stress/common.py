@@ -286,11 +286,11 @@ def call_batch(rng, device, kernels, max_elements, tally, batch=4):
         except Exception as e:  # noqa: BLE001
             tally.note("error", call, f"{type(e).__name__}: {e}"[:300])
         tally.calls += 1
-    for call_, x, got in pending:
+    for queued, x, got in pending:
         if got.device != x.device:
-            tally.note("wrong", call_, f"result on {got.device}, input on {x.device}")
+            tally.note("wrong", queued, f"result on {got.device}, input on {x.device}")
         else:
-            tally.check(call_, got, x)
+            tally.check(queued, got, x)
     tally.progress = time.monotonic()
     return call
 
