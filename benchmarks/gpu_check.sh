@@ -77,7 +77,7 @@ for step in $steps; do
       cat "$OUT"/sanitize-*.log >"$OUT/sanitize.log" && rm "$OUT"/sanitize-*.log
       ;;
     reliability)
-      # Under load and faults (benchmarks/stress.py, tests/test_reliability.py,
+      # Under load and faults (benchmarks/stress/, tests/test_reliability.py,
       # tests/test_fuzz.py): the parts run side by side (separate processes: each checks
       # its own memory), each under a time limit, its log in $OUT/reliability-PART.log
       # and its summary lines here. About 3 minutes on one H200.
@@ -93,13 +93,13 @@ for step in $steps; do
         case $what in
           tests) WARPREDUCE_FUZZ_EXAMPLES=${FUZZ_EXAMPLES:-3000} part tests 300 \
             python3 -m pytest -q -p no:cacheprovider tests/test_reliability.py tests/test_fuzz.py & ;;
-          concurrency) part concurrency 150 python3 benchmarks/stress.py concurrency --threads 8 --seconds 30 & ;;
-          stream-churn) part stream-churn 180 python3 benchmarks/stress.py stream-churn --streams 3000 & ;;
-          oom) part oom 120 python3 benchmarks/stress.py oom & ;;
-          memory) part memory 300 python3 benchmarks/stress.py memory --device cuda --calls 100000 & ;;
-          memory-cpu) part memory-cpu 180 python3 benchmarks/stress.py memory --device cpu --calls 50000 & ;;
-          concurrency-cpu) part concurrency-cpu 60 python3 benchmarks/stress.py concurrency --device cpu --threads 8 --seconds 10 & ;;
-          multi-gpu) part multi-gpu 150 python3 benchmarks/stress.py multi-gpu --threads 4 --seconds 30 & ;;
+          concurrency) part concurrency 150 python3 benchmarks/stress/concurrency.py --threads 8 --seconds 30 & ;;
+          stream-churn) part stream-churn 180 python3 benchmarks/stress/stream_churn.py --streams 3000 & ;;
+          oom) part oom 120 python3 benchmarks/stress/oom.py & ;;
+          memory) part memory 300 python3 benchmarks/stress/memory.py --device cuda --calls 100000 & ;;
+          memory-cpu) part memory-cpu 180 python3 benchmarks/stress/memory.py --device cpu --calls 50000 & ;;
+          concurrency-cpu) part concurrency-cpu 60 python3 benchmarks/stress/concurrency.py --device cpu --threads 8 --seconds 10 & ;;
+          multi-gpu) part multi-gpu 150 python3 benchmarks/stress/multi_gpu.py --threads 4 --seconds 30 & ;;
           degenerate) part degenerate 180 python3 benchmarks/degenerate.py & ;;
           *) echo "unknown reliability part $what"; status=1 ;;
         esac

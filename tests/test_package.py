@@ -25,17 +25,22 @@ TORCH_RELEASE = torch.__version__.split("+")[0]  # "2.14.1" of "2.14.1+cu130"
 PACKAGE_PARENT = str(pathlib.Path(warpreduce_torch.__file__).resolve().parent.parent)
 
 
+def run(args, check=True, **kwargs):
+    """Runs the command `args` with its output captured; where it fails and `check`, the
+    test fails with the command and the tail of its output."""
+    result = subprocess.run([str(a) for a in args], capture_output=True, text=True, **kwargs)
+    if check and result.returncode != 0:
+        command = " ".join(str(a) for a in args)[:200]
+        pytest.fail(f"{command} failed:\n{result.stdout[-5000:]}\n{result.stderr[-5000:]}")
+    return result
+
+
 def run_python(python, code, cwd, check=True, this_package=False):
     """Runs `code` with `python` in `cwd`: a folder outside the repository, so that
     `import warpreduce_torch` finds the installed package, or with `this_package`, the
     one these tests imported."""
     env = {**os.environ, "PYTHONPATH": PACKAGE_PARENT} if this_package else None
-    result = subprocess.run(
-        [str(python), "-c", code], cwd=cwd, env=env, capture_output=True, text=True
-    )
-    if check and result.returncode != 0:
-        pytest.fail(f"{python} -c ... failed:\n{result.stdout}\n{result.stderr[-3000:]}")
-    return result
+    return run([python, "-c", code], check, cwd=cwd, env=env)
 
 
 # --- the torch-version guard, without building anything
@@ -80,7 +85,7 @@ def dists(tmp_path_factory):
     # --skip-dependency-check: build would also check that the installed torch's own
     # requirements (its CUDA libraries' exact versions) are met, which fails for a torch
     # installed without them or built from source, and is not what is under test.
-    result = subprocess.run(
+    run(
         [
             sys.executable,
             "-m",
@@ -88,15 +93,11 @@ def dists(tmp_path_factory):
             "--no-isolation",
             "--skip-dependency-check",
             "--outdir",
-            str(out),
-            str(REPO),
+            out,
+            REPO,
         ],
         env=env,
-        capture_output=True,
-        text=True,
     )
-    if result.returncode != 0:
-        pytest.fail(f"python -m build failed:\n{result.stdout[-5000:]}\n{result.stderr[-5000:]}")
     (sdist,) = out.glob("*.tar.gz")
     (wheel,) = out.glob("*.whl")
     return sdist, wheel
@@ -186,9 +187,7 @@ def venv_with_wheel(dists, tmp_path_factory):
     but not their .pth files, so not the editable install of this checkout."""
     _, wheel = dists
     venv = tmp_path_factory.mktemp("venv")
-    created = subprocess.run(
-        [sys.executable, "-m", "venv", "--without-pip", str(venv)], capture_output=True, text=True
-    )
+    created = run([sys.executable, "-m", "venv", "--without-pip", venv], check=False)
     if created.returncode != 0:
         pytest.skip(f"cannot make a virtual environment here: {created.stderr.strip()[-300:]}")
     python = venv / "bin" / "python"
@@ -199,23 +198,10 @@ def venv_with_wheel(dists, tmp_path_factory):
     )
     # --no-deps: torch is there, and the pin is checked above; pip would also check
     # torch's own requirements, which a torch installed without them does not meet.
-    install = subprocess.run(
-        [
-            str(python),
-            "-m",
-            "pip",
-            "install",
-            "--no-deps",
-            "--no-index",
-            "--no-cache-dir",
-            str(wheel),
-        ],
+    run(
+        [python, "-m", "pip", "install", "--no-deps", "--no-index", "--no-cache-dir", wheel],
         cwd=venv,
-        capture_output=True,
-        text=True,
     )
-    if install.returncode != 0:
-        pytest.fail(f"pip install of the wheel failed:\n{install.stdout}\n{install.stderr}")
     return venv, python, pathlib.Path(site.stdout.strip())
 
 

@@ -1,5 +1,5 @@
 """Reliability: sums that need no reduction (an empty reduced dim, size-1 reduced dims,
-0-d inputs) against torch.sum; then the stress programs of benchmarks/stress.py, short:
+0-d inputs) against torch.sum; then the stress programs of benchmarks/stress/, short:
 threads at once, streams created and destroyed, out of memory, memory that stays flat,
 several GPUs. The GPU machine runs the same programs for longer (benchmarks/gpu_check.sh
 reliability)."""
@@ -19,7 +19,7 @@ from warpreduce_torch.testing import assert_sum_matches, random_tensor
 from .support import DEVICES, DTYPES, HAS_CUDA, requires_cuda
 
 ROOT = pathlib.Path(__file__).resolve().parent.parent
-STRESS = ROOT / "benchmarks" / "stress.py"
+STRESS = ROOT / "benchmarks" / "stress"
 
 
 # --- sums over an empty dim: a fill of zeros ----------------------------------------------
@@ -235,14 +235,14 @@ def test_a_stream_whose_scratch_was_given_up_comes_back_right():
 # --- the stress programs, short ----------------------------------------------------------------
 
 
-def run_stress(*args, timeout=180):
-    """benchmarks/stress.py in a process of its own (an out-of-memory limit, memory levels
-    and threads stay there); a skip there is a skip here."""
+def run_stress(program, *args, timeout=180):
+    """benchmarks/stress/<program>.py in a process of its own (an out-of-memory limit,
+    memory levels and threads stay there); a skip there is a skip here."""
     env = dict(os.environ)
     package_root = str(pathlib.Path(wr.__file__).resolve().parent.parent)
     env["PYTHONPATH"] = os.pathsep.join(filter(None, [package_root, env.get("PYTHONPATH")]))
     proc = subprocess.run(
-        [sys.executable, str(STRESS), *map(str, args)],
+        [sys.executable, str(STRESS / f"{program}.py"), *map(str, args)],
         env=env,
         capture_output=True,
         text=True,
@@ -277,7 +277,7 @@ def test_memory_stays_flat_cuda():
 
 @requires_cuda
 def test_stream_churn_keeps_memory_bounded():
-    run_stress("stream-churn", "--streams", 400)
+    run_stress("stream_churn", "--streams", 400)
 
 
 @requires_cuda
@@ -287,4 +287,4 @@ def test_out_of_memory_raises_and_the_next_call_is_right():
 
 @pytest.mark.skipif(not HAS_CUDA or torch.cuda.device_count() < 2, reason="needs 2 GPUs")
 def test_several_gpus():
-    run_stress("multi-gpu", "--seconds", 5)
+    run_stress("multi_gpu", "--seconds", 5)

@@ -225,33 +225,29 @@ def _kernels_for(kernel, device, originals):
     counts = _counts
     inside = _inside
 
-    # PythonKernelHolder passes arguments that equal their defaults as absent, so every
-    # optional argument has its schema default here.
-    def sum_all(keyset, self, *, dtype=None):
+    def route(orig, keyset, self, aten_args, dim, keepdim, dtype):
+        """The op where it takes the call, else ATen's kernel `orig` with aten_args; ATen's
+        kernel too for a sum inside one of these. One more Python call than a body per
+        overload: 0.025 us against 3.2 us a routed torch.sum of 8 floats on the CPU."""
         if getattr(inside, "on", False):
-            return orig_all.call_boxed(keyset, self, dtype=dtype)
-        inside.on = True
-        try:
-            if takes(self.dtype, dtype):
-                counts[0] += 1
-                return op(self, None, False, dtype=dtype, kernel=kernel)
-            counts[1] += 1
-            return orig_all.call_boxed(keyset, self, dtype=dtype)
-        finally:
-            inside.on = False
-
-    def sum_dim(keyset, self, dim, keepdim=False, *, dtype=None):
-        if getattr(inside, "on", False):
-            return orig_dim.call_boxed(keyset, self, dim, keepdim, dtype=dtype)
+            return orig.call_boxed(keyset, self, *aten_args, dtype=dtype)
         inside.on = True
         try:
             if takes(self.dtype, dtype):
                 counts[0] += 1
                 return op(self, dim, keepdim, dtype=dtype, kernel=kernel)
             counts[1] += 1
-            return orig_dim.call_boxed(keyset, self, dim, keepdim, dtype=dtype)
+            return orig.call_boxed(keyset, self, *aten_args, dtype=dtype)
         finally:
             inside.on = False
+
+    # PythonKernelHolder passes arguments that equal their defaults as absent, so every
+    # optional argument has its schema default here.
+    def sum_all(keyset, self, *, dtype=None):
+        return route(orig_all, keyset, self, (), None, False, dtype)
+
+    def sum_dim(keyset, self, dim, keepdim=False, *, dtype=None):
+        return route(orig_dim, keyset, self, (dim, keepdim), dim, keepdim, dtype)
 
     def sum_out(keyset, self, dim, keepdim=False, *, dtype=None, out):
         if getattr(inside, "on", False):

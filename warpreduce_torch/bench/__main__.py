@@ -31,7 +31,7 @@ import torch.utils.benchmark as benchmark
 
 import warpreduce_torch as wr
 
-from . import cpu, dims, random_shapes, stages
+from . import cpu, dims, plots, random_shapes, stages
 from .timing import DTYPES, Device, implementation, rotating_inputs, side_by_side, write_csv
 
 
@@ -196,14 +196,9 @@ def write_device_json(path, device, argv):
 
 
 def plot(rows, impls, device, path):
-    import matplotlib
-
-    matplotlib.use("Agg")
-    import matplotlib.pyplot as plt
-
     dtypes = list(dict.fromkeys(r["dtype"] for r in rows))
-    fig, axes = plt.subplots(1, len(dtypes), figsize=(6 * len(dtypes), 4.5), squeeze=False)
-    for ax, dtype in zip(axes[0], dtypes):
+    fig, axes = plots.panels(len(dtypes), 6, 4.5)
+    for ax, dtype in zip(axes, dtypes):
         for name in impls:
             pts = [(r["n"], r["gbps"]) for r in rows if r["dtype"] == dtype and r["impl"] == name]
             ax.plot(
@@ -221,14 +216,8 @@ def plot(rows, impls, device, path):
                 linewidth=1,
                 label=f"peak {device.peak_gbps:.0f} GB/s",
             )
-        ax.set_xscale("log", base=2)
-        ax.set_xlabel("elements")
-        ax.set_ylabel("GB/s of input")
-        ax.set_title(f"{dtype} sum, {device.name}")
-        ax.grid(True, which="both", alpha=0.3)
-        ax.legend(fontsize=8)
-    fig.tight_layout()
-    fig.savefig(path, dpi=120)
+        plots.label(ax, f"{dtype} sum, {device.name}", "GB/s of input", "elements")
+    plots.save(fig, path, dpi=120)
 
 
 def run_dims(args, argv):

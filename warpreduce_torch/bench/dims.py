@@ -23,6 +23,7 @@ import warpreduce_torch as wr
 from warpreduce_torch import _C
 from warpreduce_torch.testing import random_tensor
 
+from . import plots
 from .timing import check_close_to_sum, implementation, interleaved_gpu_times, rotated
 
 
@@ -253,14 +254,9 @@ def summary(rows):
 
 
 def plot(rows, device_name, path):
-    import matplotlib
-
-    matplotlib.use("Agg")
-    import matplotlib.pyplot as plt
-
     cases = by_case(rows)
     names = list(cases)
-    fig, ax = plt.subplots(figsize=(max(10, 0.45 * len(names)), 6))
+    fig, ax = plots.pyplot().subplots(figsize=(max(10, 0.45 * len(names)), 6))
     width = 0.8 / len(IMPLS)
     for k, impl in enumerate(IMPLS):
         xs = [
@@ -279,9 +275,5 @@ def plot(rows, device_name, path):
     )
     ax.set_xticks(range(len(names)))
     ax.set_xticklabels(names, rotation=75, ha="right", fontsize=7)
-    ax.set_ylabel("GB/s of input")
-    ax.set_title(f"Dim reductions, {device_name}")
-    ax.grid(True, axis="y", alpha=0.3)
-    ax.legend(fontsize=8)
-    fig.tight_layout()
-    fig.savefig(path, dpi=110)
+    plots.label(ax, f"Dim reductions, {device_name}", "GB/s of input", log2_x=False, grid_axis="y")
+    plots.save(fig, path)

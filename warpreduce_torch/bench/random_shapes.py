@@ -41,6 +41,7 @@ import torch
 import warpreduce_torch as wr
 from warpreduce_torch.testing import VIEW_LAYOUTS, random_tensor, random_view
 
+from . import plots
 from .dims import plan_summary
 from .timing import (
     check_close_to_sum,
@@ -476,13 +477,8 @@ def small_extents_table(rows):
 def plot(rows, title, path):
     """auto / torch.sum and auto / roofline against the input's size, a point a shape,
     coloured by layout."""
-    import matplotlib
-
-    matplotlib.use("Agg")
-    import matplotlib.pyplot as plt
-
-    fig, axes = plt.subplots(1, 2, figsize=(14, 5.5))
-    colours = dict(zip(LAYOUTS, plt.get_cmap("tab10").colors))
+    fig, axes = plots.panels(2, 7, 5.5)
+    colours = dict(zip(LAYOUTS, plots.pyplot().get_cmap("tab10").colors))
     for ax, name in zip(axes, ("torch.sum", "roofline")):
         key = f"auto_vs_{name}"
         for layout in LAYOUTS:
@@ -494,28 +490,19 @@ def plot(rows, title, path):
             if pts:
                 ax.scatter(*zip(*pts), s=16, color=colours[layout], label=layout)
         ax.axhline(1.0, color="black", linewidth=1, linestyle="--")
-        ax.set_xscale("log", base=2)
         ax.set_yscale("log")
-        ax.set_xlabel("input MiB")
-        ax.set_ylabel(f"auto / {name} (GB/s ratio)")
-        ax.set_title(f"auto / {name}, {title}")
-        ax.grid(True, which="both", alpha=0.3)
-        ax.legend(fontsize=7)
-    fig.tight_layout()
-    fig.savefig(path, dpi=110)
+        plots.label(
+            ax, f"auto / {name}, {title}", f"auto / {name} (GB/s ratio)", "input MiB", legend_size=7
+        )
+    plots.save(fig, path)
 
 
 def plot_small_extents(rows, title, path):
     """auto / roofline against the inner extent, a line per reduced extent, a panel a
     dtype."""
-    import matplotlib
-
-    matplotlib.use("Agg")
-    import matplotlib.pyplot as plt
-
     dtypes = list(dict.fromkeys(r["dtype"] for r in rows))
-    fig, axes = plt.subplots(1, len(dtypes), figsize=(7 * len(dtypes), 5), squeeze=False)
-    for ax, dtype in zip(axes[0], dtypes):
+    fig, axes = plots.panels(len(dtypes), 7, 5)
+    for ax, dtype in zip(axes, dtypes):
         for reduced in SMALL_REDUCED:
             pts = [
                 (int(r["shape"].split("x")[2]), r["auto_vs_roofline"])
@@ -527,11 +514,6 @@ def plot_small_extents(rows, title, path):
             if pts:
                 ax.plot(*zip(*sorted(pts)), marker="o", markersize=3, label=f"reduced {reduced}")
         ax.axhline(0.85, color="black", linewidth=1, linestyle="--", label="85%")
-        ax.set_xscale("log", base=2)
-        ax.set_xlabel("inner extent")
-        ax.set_ylabel("auto / roofline")
-        ax.set_title(f"{dtype}: (outer, reduced, inner) summed over the middle, {title}")
-        ax.grid(True, which="both", alpha=0.3)
-        ax.legend(fontsize=7)
-    fig.tight_layout()
-    fig.savefig(path, dpi=110)
+        title_ = f"{dtype}: (outer, reduced, inner) summed over the middle, {title}"
+        plots.label(ax, title_, "auto / roofline", "inner extent", legend_size=7)
+    plots.save(fig, path)
