@@ -56,8 +56,13 @@ def views(x, dims):
         yield "column-major", stored, dims
 
 
+def bits(t):
+    """t's bytes on the CPU (flat: torch 2.11 views no 0-d tensor as bytes)."""
+    return t.cpu().reshape(-1).view(torch.uint8)
+
+
 def digest(t):
-    return hashlib.sha256(t.cpu().contiguous().view(torch.uint8).numpy().tobytes()).hexdigest()[:16]
+    return hashlib.sha256(bits(t).numpy().tobytes()).hexdigest()[:16]
 
 
 def main(argv=None):
@@ -76,11 +81,11 @@ def main(argv=None):
                 results[case] = digest(reference)
                 for layout, v, d in views(x.to(device), dims):
                     got = wr.sum(v, d, kernel="exact")
-                    if not torch.equal(got.cpu().view(torch.uint8), reference.view(torch.uint8)):
+                    if not torch.equal(bits(got), bits(reference)):
                         failures.append(f"{case}: {layout} on {device} differs from the CPU")
                 if dims == [1] and shape[0] > 64:  # the same rows in a smaller batch
                     part = wr.sum(x[:37].to(device), dims, kernel="exact").cpu()
-                    if not torch.equal(part.view(torch.uint8), reference[:37].view(torch.uint8)):
+                    if not torch.equal(bits(part), bits(reference[:37])):
                         failures.append(f"{case}: a batch of 37 rows differs")
     name = torch.cuda.get_device_name() if device == "cuda" else "cpu"
     print(f"{len(results)} cases on {name}: {len(failures)} differences")

@@ -219,7 +219,7 @@ PY
         --out "$OUT/exact" 2>/dev/null >"$OUT/exact.txt" || status=1
       sed -n '/GB\/s/,$p' "$OUT/exact.txt" | tail -40
       python3 benchmarks/exact_bits.py --write "$OUT/exact_bits.json" \
-        ${BITS_COMPARE:+--compare "$BITS_COMPARE"} | tee "$OUT/exact_bits.txt" || status=1
+        --compare "${BITS_COMPARE:-benchmarks/exact_bits_cpu.json}" | tee "$OUT/exact_bits.txt" || status=1
       ;;
     invariance)
       note "invariance"
