@@ -40,14 +40,17 @@ for step in $steps; do
     wheel)
       # Instead of build: the wheel as a machine without a GPU builds it (setup.py's
       # DEFAULT_CUDA_ARCHS), the architectures it holds listed, and its library put in
-      # the checkout so that the steps after run the wheel's code. nvcc compiles a file's
+      # the checkout so that the steps after run the wheel's code (TORCH_CUDA_ARCH_LIST,
+      # which the GPU machine's environment sets, left out). nvcc compiles a file's
       # architectures side by side (--threads 0) to keep the call short.
       note "wheel, built with no GPU visible"
       rm -rf build dist-wheel /tmp/wheel
-      CUDA_VISIBLE_DEVICES= NVCC_APPEND_FLAGS="--threads 0" \
+      env -u TORCH_CUDA_ARCH_LIST CUDA_VISIBLE_DEVICES= NVCC_APPEND_FLAGS="--threads 0" \
         python3 -m pip wheel --no-build-isolation --no-deps -w dist-wheel . >/tmp/wheel.log 2>&1 ||
         { cp /tmp/wheel.log "$OUT/"; tail -40 /tmp/wheel.log; exit 1; }
       ls -l dist-wheel
+      # Installed too, for the scripts run from outside the checkout's root.
+      python3 -m pip install -q --no-deps --force-reinstall dist-wheel/*.whl >>/tmp/wheel.log 2>&1 || status=1
       python3 -m zipfile -e dist-wheel/*.whl /tmp/wheel && cp /tmp/wheel/warpreduce_torch/_C*.so /tmp/wheel/warpreduce_torch/_build_info.py warpreduce_torch/
       cuobjdump --list-elf warpreduce_torch/_C*.so | grep -o 'sm_[0-9]*' | sort -u | tr '\n' ' '
       cuobjdump --list-ptx warpreduce_torch/_C*.so | grep -o 'sm_[0-9]*' | sort -u | sed 's/^/ptx: /'
