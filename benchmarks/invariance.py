@@ -7,8 +7,8 @@ on rows where large terms cancel.
 
 For each dtype and row length (100 to 65536): the share of output elements whose bits
 change, and the share that equal the exact sum rounded once (math.fsum of the float64
-values, then rounded to the dtype: warpreduce_torch.testing.round_float64). Prints a
-markdown table per dtype. Runs on the GPU when there is one (the CPU column then compares
+values, rounded to the dtype; where float64's rounding made a tie, the remainder decides).
+Prints a markdown table per dtype. Runs on the GPU when there is one (the CPU column then compares
 the GPU's results with the CPU's); without one, the CPU alone.
 """
 
@@ -37,9 +37,24 @@ def rows_of(kind, rows, length, dtype, device, generator):
 
 
 def correctly_rounded(x):
-    values = x.double().cpu()
-    sums = torch.tensor([math.fsum(r.tolist()) for r in values], dtype=torch.float64)
-    return round_float64(sums, x.dtype)
+    """Each row's exact sum rounded once to x's dtype. math.fsum gives it rounded to
+    float64 (r); r rounded again to a narrower dtype is right except where r is exactly
+    halfway between two values of that dtype and the exact sum is not (cancelling rows
+    make such ties often): there the sign of the remainder, math.fsum of the row and -r,
+    picks the side."""
+    rows = x.double().cpu().tolist()
+    r = torch.tensor([math.fsum(row) for row in rows], dtype=torch.float64)
+    rounded = round_float64(r, x.dtype)
+    if x.dtype == torch.float64:
+        return rounded
+    remainder = torch.tensor([math.fsum(row + [-s]) for row, s in zip(rows, r.tolist())])
+    # The neighbour of each rounded value on r's side (one step of its bits).
+    bits = {2: torch.int16, 4: torch.int32}[x.element_size()]
+    away = r.abs() > rounded.double().abs()
+    neighbour = (rounded.view(bits) + torch.where(away, 1, -1).to(bits)).view(x.dtype)
+    tie = (rounded.double() + neighbour.double()) / 2 == r
+    beyond = remainder * (r - rounded.double()) > 0  # the exact sum past r, away from rounded
+    return torch.where(tie & beyond & torch.isfinite(r), neighbour, rounded)
 
 
 def share_changed(a, b):

@@ -49,24 +49,19 @@ namespace warpreduce::exact {
 
 // ---- Bits -----------------------------------------------------------------------------
 
-WARPREDUCE_HOST_DEVICE inline uint64_t double_bits(double x) {
-#if defined(__CUDA_ARCH__)
-  return static_cast<uint64_t>(__double_as_longlong(x));
-#else
-  uint64_t bits;
-  std::memcpy(&bits, &x, sizeof bits);
-  return bits;
-#endif
+// The bits of a value as another type of the same size: memcpy, which compiles to a
+// register move on the host and on the device (no aliasing through pointers).
+template <typename To, typename From>
+WARPREDUCE_HOST_DEVICE inline To bits_as(const From& from) {
+  static_assert(sizeof(To) == sizeof(From));
+  To to;
+  memcpy(&to, &from, sizeof to);
+  return to;
 }
 
+WARPREDUCE_HOST_DEVICE inline uint64_t double_bits(double x) { return bits_as<uint64_t>(x); }
 WARPREDUCE_HOST_DEVICE inline double double_from_bits(uint64_t bits) {
-#if defined(__CUDA_ARCH__)
-  return __longlong_as_double(static_cast<long long>(bits));
-#else
-  double x;
-  std::memcpy(&x, &bits, sizeof x);
-  return x;
-#endif
+  return bits_as<double>(bits);
 }
 
 // Leading zero bits of x, which is not 0.
@@ -104,44 +99,25 @@ struct Format<double> {
 template <>
 struct Format<float> {
   static constexpr int kPrecision = 24, kMaxExponent = 127, kBits = 32;
-  WARPREDUCE_HOST_DEVICE static uint64_t to_bits(float x) {
-#if defined(__CUDA_ARCH__)
-    return static_cast<uint32_t>(__float_as_uint(x));
-#else
-    uint32_t bits;
-    std::memcpy(&bits, &x, sizeof bits);
-    return bits;
-#endif
-  }
+  WARPREDUCE_HOST_DEVICE static uint64_t to_bits(float x) { return bits_as<uint32_t>(x); }
   WARPREDUCE_HOST_DEVICE static float from_bits(uint64_t b) {
-#if defined(__CUDA_ARCH__)
-    return __uint_as_float(static_cast<unsigned>(b));
-#else
-    const auto bits = static_cast<uint32_t>(b);
-    float x;
-    std::memcpy(&x, &bits, sizeof x);
-    return x;
-#endif
+    return bits_as<float>(static_cast<uint32_t>(b));
   }
 };
 
-template <>
-struct Format<c10::Half> {
-  static constexpr int kPrecision = 11, kMaxExponent = 15, kBits = 16;
-  WARPREDUCE_HOST_DEVICE static uint64_t to_bits(c10::Half x) { return x.x; }
-  WARPREDUCE_HOST_DEVICE static c10::Half from_bits(uint64_t b) {
-    return c10::Half(static_cast<unsigned short>(b), c10::Half::from_bits());
+// The 16-bit formats: c10's types hold their bits in .x.
+template <typename T, int Precision, int MaxExponent>
+struct Format16 {
+  static constexpr int kPrecision = Precision, kMaxExponent = MaxExponent, kBits = 16;
+  WARPREDUCE_HOST_DEVICE static uint64_t to_bits(T x) { return x.x; }
+  WARPREDUCE_HOST_DEVICE static T from_bits(uint64_t b) {
+    return T(static_cast<unsigned short>(b), T::from_bits());
   }
 };
-
 template <>
-struct Format<c10::BFloat16> {
-  static constexpr int kPrecision = 8, kMaxExponent = 127, kBits = 16;
-  WARPREDUCE_HOST_DEVICE static uint64_t to_bits(c10::BFloat16 x) { return x.x; }
-  WARPREDUCE_HOST_DEVICE static c10::BFloat16 from_bits(uint64_t b) {
-    return c10::BFloat16(static_cast<unsigned short>(b), c10::BFloat16::from_bits());
-  }
-};
+struct Format<c10::Half> : Format16<c10::Half, 11, 15> {};
+template <>
+struct Format<c10::BFloat16> : Format16<c10::BFloat16, 8, 127> {};
 
 // What follows from a format's parameters.
 template <typename T>

@@ -204,21 +204,10 @@ Launch columns_launch(const ReductionPass& pass, const ElementShape& element) {
 }  // namespace
 
 const char* launch_kind_name(LaunchKind kind) {
-  switch (kind) {
-    case LaunchKind::kRowsVectors:
-      return "rows_vectors";
-    case LaunchKind::kSlabs:
-      return "slabs";
-    case LaunchKind::kColumnTiles:
-      return "column_tiles";
-    case LaunchKind::kRowsGrouped:
-      return "rows_grouped";
-    case LaunchKind::kRowsSplit:
-      return "rows_split";
-    case LaunchKind::kColumns:
-      return "columns";
-  }
-  return "";
+  // In LaunchKind's order.
+  static constexpr const char* kNames[] = {"rows_vectors", "slabs",      "column_tiles",
+                                           "rows_grouped", "rows_split", "columns"};
+  return kNames[static_cast<int>(kind)];
 }
 
 std::string Launch::describe() const {

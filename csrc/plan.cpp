@@ -81,17 +81,9 @@ std::vector<std::string> supported_dtypes() {
 }
 
 std::string_view role_name(KernelRole role) {
-  switch (role) {
-    case KernelRole::kStage:
-      return "stage";
-    case KernelRole::kFast:
-      return "fast";
-    case KernelRole::kExact:
-      return "exact";
-    case KernelRole::kBaseline:
-      return "baseline";
-  }
-  return "";
+  // In KernelRole's order.
+  static constexpr std::string_view kNames[] = {"stage", "fast", "exact", "baseline"};
+  return kNames[static_cast<int>(role)];
 }
 
 std::vector<std::string> kernel_names(c10::DeviceType device, std::optional<KernelRole> role) {

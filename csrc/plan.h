@@ -59,20 +59,17 @@ const Kernel* check_args(at::ScalarType self_dtype, std::optional<at::ScalarType
 
 // The dtypes the kernels sum, with torch's names: the only list of them. X(type, name, ...)
 // for each; check_args, the dispatch below and supported_dtypes() expand it.
-#define WARPREDUCE_KERNEL_DTYPES(X, ...)    \
-  X(at::kBool, "bool", __VA_ARGS__)         \
-  X(at::kByte, "uint8", __VA_ARGS__)        \
-  X(at::kChar, "int8", __VA_ARGS__)         \
-  X(at::kShort, "int16", __VA_ARGS__)       \
-  X(at::kInt, "int32", __VA_ARGS__)         \
-  X(at::kLong, "int64", __VA_ARGS__)        \
-  X(at::kUInt16, "uint16", __VA_ARGS__)     \
-  X(at::kUInt32, "uint32", __VA_ARGS__)     \
-  X(at::kUInt64, "uint64", __VA_ARGS__)     \
-  X(at::kHalf, "float16", __VA_ARGS__)      \
-  X(at::kBFloat16, "bfloat16", __VA_ARGS__) \
-  X(at::kFloat, "float32", __VA_ARGS__)     \
-  X(at::kDouble, "float64", __VA_ARGS__)
+// clang-format off: a family a line
+#define WARPREDUCE_KERNEL_DTYPES(X, ...)                                                    \
+  X(at::kBool, "bool", __VA_ARGS__)                                                         \
+  X(at::kByte, "uint8", __VA_ARGS__) X(at::kChar, "int8", __VA_ARGS__)                      \
+  X(at::kShort, "int16", __VA_ARGS__) X(at::kInt, "int32", __VA_ARGS__)                     \
+  X(at::kLong, "int64", __VA_ARGS__)                                                        \
+  X(at::kUInt16, "uint16", __VA_ARGS__) X(at::kUInt32, "uint32", __VA_ARGS__)               \
+  X(at::kUInt64, "uint64", __VA_ARGS__)                                                     \
+  X(at::kHalf, "float16", __VA_ARGS__) X(at::kBFloat16, "bfloat16", __VA_ARGS__)            \
+  X(at::kFloat, "float32", __VA_ARGS__) X(at::kDouble, "float64", __VA_ARGS__)
+// clang-format on
 
 // Complex dtypes: a sum of complex numbers is two real sums, which the same kernels run
 // over the tensor's real view (run_sum).

@@ -37,14 +37,14 @@ EMPTY_REDUCED = [  # (shape, dim): a reduced dim of size 0, kept dims not empty
 
 
 @pytest.mark.parametrize("device", DEVICES)
-@pytest.mark.parametrize("dtype", DTYPES, ids=str)
 @pytest.mark.parametrize("shape,dim", EMPTY_REDUCED, ids=str)
-@pytest.mark.parametrize("keepdim", [False, True])
-def test_sum_over_an_empty_dim_is_zeros(device, dtype, shape, dim, keepdim):
+@pytest.mark.parametrize("dtype", DTYPES, ids=str)
+def test_sum_over_an_empty_dim_is_zeros(device, shape, dim, dtype):
     x = random_tensor(shape, dtype, device)
-    got = wr.sum(x, dim, keepdim)
-    assert_sum_matches(got, x, dim, keepdim)
-    assert got.numel() > 0 and not got.any()
+    for keepdim in (False, True):
+        got = wr.sum(x, dim, keepdim)
+        assert_sum_matches(got, x, dim, keepdim)
+        assert got.numel() > 0 and not got.any()
 
 
 @pytest.mark.parametrize("device", DEVICES)

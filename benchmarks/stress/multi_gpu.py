@@ -109,6 +109,8 @@ def multi_gpu(args):
 
 
 def main(argv=None):
+    # Each stress script keeps its own command line: the same shape as memory.py's, on
+    # purpose (a shared helper would hide which options a script takes).
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--threads", type=int, default=4)
     parser.add_argument("--seconds", type=float, default=20)

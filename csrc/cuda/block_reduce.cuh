@@ -79,25 +79,16 @@ __device__ __forceinline__ A last_warp_unrolled(A* s, unsigned tid) {
   return v;
 }
 
-// The whole tree unrolled at compile time for a block of kBlock threads: each level's
-// test is a constant, the loop and its counter are gone. Thread 0 gets the total.
+// The whole tree unrolled at compile time for a block of kBlock threads: with kBlock a
+// template parameter every level's stride and test are constants, so the loop is
+// unrolled completely and its counter is gone, as the last warp's is above. Thread 0
+// gets the total.
 template <unsigned kBlock, typename A>
 __device__ __forceinline__ A tree_unrolled(A* s, unsigned tid) {
   static_assert(kBlock >= 64 && kBlock <= 1024 && (kBlock & (kBlock - 1)) == 0);
-  if constexpr (kBlock >= 1024) {
-    if (tid < 512) s[tid] += s[tid + 512];
-    __syncthreads();
-  }
-  if constexpr (kBlock >= 512) {
-    if (tid < 256) s[tid] += s[tid + 256];
-    __syncthreads();
-  }
-  if constexpr (kBlock >= 256) {
-    if (tid < 128) s[tid] += s[tid + 128];
-    __syncthreads();
-  }
-  if constexpr (kBlock >= 128) {
-    if (tid < 64) s[tid] += s[tid + 64];
+#pragma unroll
+  for (unsigned stride = kBlock / 2; stride >= 64; stride >>= 1) {
+    if (tid < stride) s[tid] += s[tid + stride];
     __syncthreads();
   }
   return tid < 32 ? last_warp_unrolled(s, tid) : A(0);
