@@ -91,6 +91,43 @@ def test_strided_rows_and_columns(dtype):
     assert_sum_matches(wr.sum(one), one)
 
 
+# Strides that divide a vector's lanes (read as the whole span, every s-th lane kept:
+# 2 to 16 across dtypes and instruction sets) and some that do not (3, 5, 32); lengths
+# around the tiny-row limit (8), a vector, a leaf and a chunk; the spans end short of
+# their base, at it and past a vector's worth of slack.
+LANE_STRIDES = [2, 3, 4, 5, 8, 16, 32]
+LANE_LENGTHS = [1, 2, 3, 7, 8, 9, 17, 31, 33, 127, 1025, 2**14 + 3]
+
+
+@pytest.mark.parametrize("dtype", DTYPES, ids=str)
+def test_rows_at_small_strides(dtype):
+    for stride in LANE_STRIDES:
+        for length in LANE_LENGTHS:
+            if length * stride > 2**16:
+                continue
+            base = random_tensor((3, length * stride + 1), dtype, "cpu", seed=stride * length)
+            for rows in (base[:, : length * stride : stride], base[:, 1::stride][:, :length]):
+                if length > 1:
+                    (p,) = plan(rows, 1)["passes"]
+                    assert p["kind"] == "rows" and p["reduced_stride"] == stride
+                assert_sum_matches(wr.sum(rows, 1), rows, 1)
+            flat = base[0, : length * stride : stride]  # the full sum of a strided vector
+            assert_sum_matches(wr.sum(flat), flat)
+
+
+@pytest.mark.parametrize("dtype", DTYPES, ids=str)
+def test_tiny_rows(dtype):
+    """Rows of 1 to 9 elements, packed, strided, under sliced and expanded outer dims."""
+    for length in range(1, 10):
+        x = random_tensor((1031, length), dtype, "cpu", seed=length)
+        assert_sum_matches(wr.sum(x, 1), x, 1)
+        wide = random_tensor((257, 3 * length + 2), dtype, "cpu", seed=length)
+        for rows in (wide[:, 1 : length + 1], wide[:, : 3 * length : 3], wide[::2, 2::3]):
+            assert_sum_matches(wr.sum(rows, 1), rows, 1)
+        expanded = x[:33].expand(5, 33, length)
+        assert_sum_matches(wr.sum(expanded, -1), expanded, -1)
+
+
 @pytest.mark.parametrize("dtype", DTYPES, ids=str)
 def test_several_passes_and_the_copied_layout(dtype):
     for shape, dim in [
@@ -190,7 +227,15 @@ THREAD_CASES = [
     ((8, 2**18), 0),  # many tiles of few rows
     ((1025, 4099), 0),
     ((32, 64, 28, 28), (0, 2, 3)),  # two passes
+    ((5, 2 * 100003), "stride2"),  # rows of a stride that divides the lanes
+    ((99991, 14), "stride2"),  # tiny strided rows
 ]
+
+
+def thread_case_input(shape, dim, dtype):
+    if dim != "stride2":
+        return random_tensor(shape, dtype, "cpu"), dim
+    return random_tensor(shape, dtype, "cpu")[:, ::2], -1
 
 
 @pytest.mark.parametrize(
@@ -198,7 +243,7 @@ THREAD_CASES = [
 )
 @pytest.mark.parametrize("shape,dim", THREAD_CASES, ids=str)
 def test_same_bits_for_any_thread_count(restore_threads, dtype, shape, dim):
-    x = random_tensor(shape, dtype, "cpu")
+    x, dim = thread_case_input(shape, dim, dtype)
     torch.set_num_threads(1)
     first = wr.sum(x, dim)
     for threads in (2, 3, 8):
@@ -216,7 +261,11 @@ for dtype in [torch.float32, torch.float64, torch.bfloat16, torch.float16, torch
     for shape, dim in [((100003,), None), ((70, 1025), -1), ((1025, 70), 0), ((257, 2049), 0),
                        ((5, 33, 7, 9), (0, 2)), ((66, 130), 1)]:
         x = torch.randn(shape).mul(10).to(dtype)
-        views = [x, x[..., 1:], x.transpose(0, -1)] if len(shape) > 1 else [x, x[1:], x[::3]]
+        views = (
+            [x, x[..., 1:], x[..., ::2], x.transpose(0, -1)]
+            if len(shape) > 1
+            else [x, x[1:], x[::2], x[::3]]
+        )
         for v in views:
             got, ref = wr.sum(v, dim), v.double().sum(dim)
             scale = v.double().abs().sum(dim).clamp_min(1)

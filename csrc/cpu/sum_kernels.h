@@ -164,15 +164,17 @@ V tree_sum(const V (&acc)[kAccumulators]) {
   return ((acc[0] + acc[1]) + (acc[2] + acc[3])) + ((acc[4] + acc[5]) + (acc[6] + acc[7]));
 }
 
-// The lanes of v summed pairwise, in combine_t.
+// The lanes of v summed pairwise, in combine_t; with a lane step s (a power of two that
+// divides the width), only lanes 0, s, 2s, ...: those of a row read with stride s.
 template <typename A>
-combine_t<A> horizontal_sum(const Vectorized<A>& v) {
+combine_t<A> horizontal_sum(const Vectorized<A>& v, int64_t lane_step = 1) {
   constexpr int64_t kWidth = Vectorized<A>::size();
   alignas(64) A stored[kWidth];
   v.store(stored);
   combine_t<A> lanes[kWidth];
-  for (int64_t j = 0; j < kWidth; ++j) lanes[j] = stored[j];
-  for (int64_t half = kWidth / 2; half >= 1; half /= 2) {
+  const int64_t count = kWidth / lane_step;
+  for (int64_t j = 0; j < count; ++j) lanes[j] = stored[j * lane_step];
+  for (int64_t half = count / 2; half >= 1; half /= 2) {
     for (int64_t j = 0; j < half; ++j) lanes[j] = lanes[j] + lanes[j + half];
   }
   return lanes[0];
@@ -182,25 +184,26 @@ combine_t<A> horizontal_sum(const Vectorized<A>& v) {
 
 // The lanes of v summed, for a short row: float lanes with at::vec's shuffles.
 template <typename A>
-combine_t<A> short_horizontal_sum(const Vectorized<A>& v) {
+combine_t<A> short_horizontal_sum(const Vectorized<A>& v, int64_t lane_step) {
   if constexpr (std::is_same_v<A, float>) {
-    return at::vec::vec_reduce_all<float>(std::plus<Vectorized<float>>(), v);
-  } else {
-    return horizontal_sum(v);
+    if (lane_step == 1) return at::vec::vec_reduce_all<float>(std::plus<Vectorized<float>>(), v);
   }
+  return horizontal_sum(v, lane_step);
 }
 
 // A row shorter than a leaf: four accumulators (at most 16 serial adds a lane, as ATen's
 // cascade) and no pairwise levels. Rows of 32 floats summed through the leaf code took
 // 31 ns each (0.54x torch.sum on 2^20 of them): the zeroed accumulators, the levels and
 // the lane-by-lane horizontal sum cost more than the row.
+// n: elements of the span read (lane_step: as in horizontal_sum).
 template <typename T>
-C10_ALWAYS_INLINE combine_t<typename VecLoad<T>::Acc> short_float_sum(const T* x, int64_t n) {
+C10_ALWAYS_INLINE combine_t<typename VecLoad<T>::Acc> short_float_sum(const T* x, int64_t n,
+                                                                      int64_t lane_step = 1) {
   using L = VecLoad<T>;
   using V = typename L::Vec;
   using A = typename L::Acc;
   constexpr int64_t W = L::kWidth;
-  if (n <= W) return short_horizontal_sum(L::partial(x, n));
+  if (n <= W) return short_horizontal_sum(L::partial(x, n), lane_step);
   V a = L::full(x), b(A(0)), c(A(0)), d(A(0));
   int64_t i = W;
   for (; i + 4 * W <= n; i += 4 * W) {
@@ -211,7 +214,7 @@ C10_ALWAYS_INLINE combine_t<typename VecLoad<T>::Acc> short_float_sum(const T* x
   }
   for (; i + W <= n; i += W) b = b + L::full(x + i);
   if (i < n) c = c + L::partial(x + i, n - i);
-  return short_horizontal_sum((a + b) + (c + d));
+  return short_horizontal_sum((a + b) + (c + d), lane_step);
 }
 
 // Elements of a cascade leaf: rows shorter than this take short_float_sum.
@@ -219,13 +222,19 @@ template <typename T>
 constexpr int64_t kLeafElements = kAccumulators * kLeafRounds * VecLoad<T>::kWidth;
 
 // n contiguous floats: leaves of kAccumulators x kLeafRounds vectors, summed pairwise.
+// With a lane step s > 1 (a power of two dividing the vector width), the n floats s apart
+// from x: the whole span is read, every lane summed alike, and the lanes at multiples of s
+// (the row's elements; loads start at multiples of the width) summed at the end. Rows of
+// stride 2 (a strided last dim) read with scalar loads ran at 0.31-0.56x torch.sum.
 template <typename T>
-combine_t<typename VecLoad<T>::Acc> contiguous_float_sum(const T* x, int64_t n) {
+combine_t<typename VecLoad<T>::Acc> contiguous_float_sum(const T* x, int64_t n,
+                                                         int64_t lane_step = 1) {
   using L = VecLoad<T>;
   using V = typename L::Vec;
   constexpr int64_t W = L::kWidth;
   constexpr int64_t kLeaf = kLeafElements<T>;
-  if (n < kLeaf) return short_float_sum(x, n);
+  n = (n - 1) * lane_step + 1;  // the span
+  if (n < kLeaf) return short_float_sum(x, n, lane_step);
   PairwiseSum<V> leaves;
   int64_t i = 0;
   for (; i + kLeaf <= n; i += kLeaf) {
@@ -246,7 +255,26 @@ combine_t<typename VecLoad<T>::Acc> contiguous_float_sum(const T* x, int64_t n) 
     if (i < n) acc[k] = acc[k] + L::partial(x + i, n - i);
     leaves.push(tree_sum(acc));
   }
-  return horizontal_sum(leaves.total());
+  return horizontal_sum(leaves.total(), lane_step);
+}
+
+// Whether rows of this stride can be summed by contiguous_float_sum's lane step.
+template <typename T>
+bool lane_strided(int64_t stride) {
+  return stride > 1 && VecLoad<T>::kWidth % stride == 0 && (stride & (stride - 1)) == 0;
+}
+
+// Rows of at most this many elements are summed with scalar adds, one after the other: a
+// vector load and a horizontal sum cost more than the row (1.8M rows of 5 float16 ran at
+// 0.36x torch.sum; 2^20 rows of 2 bfloat16 at 0.42x).
+constexpr int64_t kTinyRow = 8;
+
+template <typename T>
+C10_ALWAYS_INLINE acc_t<T> tiny_float_sum(const T* x, int64_t n, int64_t stride) {
+  using A = acc_t<T>;
+  A s = static_cast<A>(x[0]);
+  for (int64_t i = 1; i < n; ++i) s = s + static_cast<A>(x[i * stride]);
+  return s;
 }
 
 // n floats `stride` apart: the same cascade on scalars (no vector loads to be had).
@@ -270,40 +298,32 @@ combine_t<acc_t<T>> strided_float_sum(const T* x, int64_t n, int64_t stride) {
 // Integers add exactly, so only speed matters. 8- and 16-bit values are added in 32-bit
 // lanes, which cannot overflow within a block (2^12 values a lane, each below 2^16 in
 // magnitude), then widened: twice the lanes per vector of 64-bit ones. The total wraps
-// modulo 2^64, as torch.sum's int64 result does.
+// modulo 2^64, as torch.sum's int64 result does. A stride that divides the lanes reads
+// the whole span and keeps the lanes at multiples of it (as contiguous_float_sum does):
+// rows of int32 at stride 2 read one by one ran at 0.36-0.42x torch.sum.
 template <typename T>
 acc_t<T> integer_sum(const T* x, int64_t n, int64_t stride) {
+  using I = std::conditional_t<(sizeof(T) <= 2), int32_t, acc_t<T>>;
+  constexpr int kLanes = sizeof(T) <= 2 ? 16 : 8;
+  constexpr int64_t kBlock = sizeof(T) <= 2 ? int64_t{kLanes} << 12 : int64_t{1} << 62;
   acc_t<T> total = 0;
-  if (stride != 1) {
+  if (stride < 1 || kLanes % stride != 0) {
     for (int64_t i = 0; i < n; ++i)
       total += static_cast<acc_t<T>>(static_cast<int64_t>(x[i * stride]));
     return total;
   }
-  if constexpr (sizeof(T) <= 2) {
-    constexpr int kLanes = 16;
-    constexpr int64_t kBlock = kLanes << 12;
-    for (int64_t start = 0; start < n; start += kBlock) {
-      const int64_t m = std::min(kBlock, n - start);
-      const T* p = x + start;
-      int32_t lane[kLanes] = {};
-      int64_t i = 0;
-      for (; i + kLanes <= m; i += kLanes) {
-        for (int j = 0; j < kLanes; ++j) lane[j] += static_cast<int32_t>(p[i + j]);
-      }
-      for (; i < m; ++i) lane[0] += static_cast<int32_t>(p[i]);
-      for (int j = 0; j < kLanes; ++j)
-        total += static_cast<acc_t<T>>(static_cast<int64_t>(lane[j]));
-    }
-  } else {
-    constexpr int kLanes = 8;
-    acc_t<T> lane[kLanes] = {};
+  const int64_t span = (n - 1) * stride + 1;
+  for (int64_t start = 0; start < span; start += kBlock) {
+    const int64_t m = std::min(kBlock, span - start);
+    const T* p = x + start;
+    I lane[kLanes] = {};
     int64_t i = 0;
-    for (; i + kLanes <= n; i += kLanes) {
-      for (int j = 0; j < kLanes; ++j)
-        lane[j] += static_cast<acc_t<T>>(static_cast<int64_t>(x[i + j]));
+    for (; i + kLanes <= m; i += kLanes) {
+      for (int j = 0; j < kLanes; ++j) lane[j] += static_cast<I>(static_cast<int64_t>(p[i + j]));
     }
-    for (; i < n; ++i) total += static_cast<acc_t<T>>(static_cast<int64_t>(x[i]));
-    for (int j = 0; j < kLanes; ++j) total += lane[j];
+    for (int j = 0; i + j < m; ++j) lane[j] += static_cast<I>(static_cast<int64_t>(p[i + j]));
+    for (int j = 0; j < kLanes; j += stride)
+      total += static_cast<acc_t<T>>(static_cast<int64_t>(lane[j]));
   }
   return total;
 }
@@ -313,7 +333,9 @@ combine_t<acc_t<T>> row_sum(const T* x, int64_t n, int64_t stride) {
   if constexpr (is_integer_v<T>) {
     return integer_sum(x, n, stride);
   } else {
-    return stride == 1 ? contiguous_float_sum(x, n) : strided_float_sum(x, n, stride);
+    if (stride == 1) return contiguous_float_sum(x, n);
+    if (lane_strided<T>(stride)) return contiguous_float_sum(x, n, stride);
+    return strided_float_sum(x, n, stride);
   }
 }
 
@@ -353,6 +375,12 @@ void rows_pass(const T* x, const ReductionPass& pass, Out* y) {
                    stride);
   };
   if constexpr (!is_integer_v<T>) {
+    if (length <= kTinyRow) {
+      for_each_task(rows, length, [&](int64_t row) {
+        y[row] = from_zero<Out>(tiny_float_sum(x + pass.outer.offset(row), length, stride));
+      });
+      return;
+    }
     if (stride == 1 && length < kLeafElements<T>) {  // short rows: the row loop inlined
       for_each_task(rows, length, [&](int64_t row) {
         if (row + kShortRowsAhead < rows) {  // the head of a row further on, into cache
@@ -610,25 +638,14 @@ void run_pass(const T* x, const ReductionPass& pass, Out* y) {
 template <typename T>
 using carry_t = std::conditional_t<std::is_integral_v<acc_t<T>>, int64_t, combine_t<acc_t<T>>>;
 
-// The passes of plan in order, each after the first reading the last one's outputs.
+// The passes of plan in order (pass_chain.h), each after the first reading the last one's
+// outputs.
 inline void launch(const SumPlan& plan, at::Tensor& out) {
   WARPREDUCE_DISPATCH(plan.input.scalar_type(), "warpreduce_sum_cpu", [&] {
     using T = scalar_t;
-    using Carry = carry_t<T>;
-    const T* x = kernel_data<T>(plan.input);
-    out_t<T>* y = out.mutable_data_ptr<out_t<T>>();
-    const auto& passes = plan.passes;
-    if (passes.size() == 1) return run_pass(x, passes[0], y);
-    const at::TensorOptions carry_options =
-        out.options().dtype(c10::CppTypeToScalarType<Carry>::value);
-    at::Tensor carried = at::empty({passes[0].outputs()}, carry_options);
-    run_pass(x, passes[0], carried.mutable_data_ptr<Carry>());
-    for (size_t k = 1; k + 1 < passes.size(); ++k) {
-      at::Tensor next = at::empty({passes[k].outputs()}, carry_options);
-      run_pass(carried.const_data_ptr<Carry>(), passes[k], next.mutable_data_ptr<Carry>());
-      carried = next;
-    }
-    run_pass(carried.const_data_ptr<Carry>(), passes.back(), y);
+    run_pass_chain<carry_t<T>>(
+        plan, kernel_data<T>(plan.input), out.mutable_data_ptr<out_t<T>>(), out,
+        [](const auto* x, const ReductionPass& pass, auto* y) { run_pass(x, pass, y); });
   });
 }
 

@@ -63,6 +63,7 @@
 #include <vector>
 
 #include "../exact.h"
+#include "../pass_chain.h"
 #include "../plan.h"
 #include "../sum_traits.h"
 #include "exact_cpu.h"
