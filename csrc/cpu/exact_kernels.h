@@ -14,8 +14,8 @@
 // Included by each sum_kernels_<isa>.cpp after sum_kernels.h, into the same namespace.
 #pragma once
 
-#if !defined(CPU_CAPABILITY) || !defined(WARPREDUCE_CPU_KERNELS_PRELUDE)
-#error "include sum_kernels_prelude.h, then define CPU_CAPABILITY, before this header"
+#ifndef WARPREDUCE_CPU_SUM_KERNELS
+#error "include sum_kernels.h (which checks how the TU is laid out) before this header"
 #endif
 
 namespace warpreduce::cpu {

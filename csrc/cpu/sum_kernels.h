@@ -21,6 +21,7 @@
 #if !defined(CPU_CAPABILITY) || !defined(WARPREDUCE_CPU_KERNELS_PRELUDE)
 #error "include sum_kernels_prelude.h, then define CPU_CAPABILITY, before this header"
 #endif
+#define WARPREDUCE_CPU_SUM_KERNELS 1  // for exact_kernels.h, which comes after
 
 #include <ATen/cpu/vec/functional.h>
 #include <ATen/cpu/vec/vec.h>
