@@ -71,6 +71,49 @@ def test_columns(dtype):
     assert_sum_matches(wr.sum(x, 1, keepdim=True), x, 1, keepdim=True)
 
 
+# Narrow columns whose rows are packed (x.sum(0) of an (n, inner) tensor) are read m rows
+# at a time as rows of m * inner columns (a multiple of 16, at least 64 wide) while there
+# are at least 16 such rows: inner around 16 and 64, primes; lengths on both sides of 16
+# wide rows for m = 16 (inner 3, 5, 7, 33 ...) and m = 32 (inner 2), with and without rows
+# left over.
+NARROW_WIDTHS = [2, 3, 5, 7, 15, 16, 17, 31, 33, 48, 63, 64, 65]
+NARROW_LENGTHS = [1, 2, 15, 255, 256, 257, 511, 512, 513, 1025, 70001]
+
+
+@pytest.mark.parametrize("dtype", DTYPES, ids=str)
+def test_narrow_packed_columns(dtype):
+    for inner in NARROW_WIDTHS:
+        for length in NARROW_LENGTHS:
+            x = random_tensor((length, inner), dtype, "cpu", seed=length + inner)
+            assert_sum_matches(wr.sum(x, 0), x, 0)
+    x = random_tensor((3, 4099, 5), dtype, "cpu")  # under an outer dim, and two merged dims
+    assert_sum_matches(wr.sum(x, 1), x, 1)
+    assert_sum_matches(wr.sum(x, (0, 1)), x, (0, 1))
+    offset = random_tensor((3 * 4099 * 7 + 1,), dtype, "cpu")[1:].view(3, 4099, 7)
+    assert_sum_matches(wr.sum(offset, 1, keepdim=True), offset, 1, keepdim=True)
+
+
+# Narrow columns of an outer dim of a slightly larger stride ((length, n, span)[..., :inner],
+# dim 0) are summed a whole span at a time, gaps included, when span <= 2 * inner: both
+# sides of that limit and of 64 columns; the gaps hold inf and NaN, which must not leak.
+GAPPED = [(2, 3), (2, 4), (2, 5), (7, 8), (5, 10), (5, 11), (31, 33), (63, 64), (63, 65), (64, 65)]
+
+
+@pytest.mark.parametrize("dtype", DTYPES, ids=str)
+def test_narrow_gapped_columns(dtype):
+    for inner, span in GAPPED:
+        for length, count in [(1, 2), (3, 5), (257, 3), (1025, 33)]:
+            base = random_tensor((2, length, count, span), dtype, "cpu", seed=inner + length)
+            if dtype.is_floating_point:
+                base[..., inner:] = float("nan")
+                base[..., inner + 1 :] = float("inf")
+            x = base[..., :inner]
+            assert_sum_matches(wr.sum(x[0], 0), x[0], 0)
+            assert_sum_matches(wr.sum(x, 1), x, 1)  # under another outer dim
+            expanded = x[0, :, :1].expand(length, 3, inner)  # an outer dim of stride 0
+            assert_sum_matches(wr.sum(expanded, 0), expanded, 0)
+
+
 @pytest.mark.parametrize("dtype", DTYPES, ids=str)
 def test_strided_rows_and_columns(dtype):
     base = random_tensor((66, 2**14 + 9), dtype, "cpu")
@@ -229,13 +272,18 @@ THREAD_CASES = [
     ((32, 64, 28, 28), (0, 2, 3)),  # two passes
     ((5, 2 * 100003), "stride2"),  # rows of a stride that divides the lanes
     ((99991, 14), "stride2"),  # tiny strided rows
+    ((100003, 5), 0),  # narrow packed columns
+    ((7, 30011, 3), 1),
+    ((70001, 50, 8), "gapped"),  # narrow gapped columns
 ]
 
 
 def thread_case_input(shape, dim, dtype):
-    if dim != "stride2":
-        return random_tensor(shape, dtype, "cpu"), dim
-    return random_tensor(shape, dtype, "cpu")[:, ::2], -1
+    if dim == "gapped":
+        return random_tensor(shape, dtype, "cpu")[..., :7], 0
+    if dim == "stride2":
+        return random_tensor(shape, dtype, "cpu")[:, ::2], -1
+    return random_tensor(shape, dtype, "cpu"), dim
 
 
 @pytest.mark.parametrize(
