@@ -71,6 +71,19 @@ def test_columns(dtype):
     assert_sum_matches(wr.sum(x, 1, keepdim=True), x, 1, keepdim=True)
 
 
+@pytest.mark.parametrize("dtype", [torch.float32, torch.float64, torch.bfloat16, torch.float16])
+def test_short_rows_ignore_what_follows(dtype):
+    """Short rows end in a whole vector load with the lanes past the row zeroed, where the
+    input goes on: NaN and inf after each row (a sliced view) must not leak; the last row's
+    load would pass the end of the input and is partial."""
+    for length in [9, 15, 17, 31, 33, 40, 63, 65, 127, 129, 1000]:
+        base = random_tensor((37, length + 5), dtype, "cpu", seed=length)
+        base[:, length:] = float("nan")
+        base[:, length + 2 :] = float("inf")
+        for x in (base[:, :length], base[:, :length][:, ::1].expand(2, 37, length)):
+            assert_sum_matches(wr.sum(x, -1), x, -1)
+
+
 # Narrow columns whose rows are packed (x.sum(0) of an (n, inner) tensor) are read m rows
 # at a time as rows of m * inner columns (a multiple of 16, at least 64 wide) while there
 # are at least 16 such rows: inner around 16 and 64, primes; lengths on both sides of 16
