@@ -84,6 +84,18 @@ def test_short_rows_ignore_what_follows(dtype):
             assert_sum_matches(wr.sum(x, -1), x, -1)
 
 
+@pytest.mark.parametrize("dtype", [torch.float32, torch.float64, torch.bfloat16, torch.float16])
+def test_columns_ignore_what_follows(dtype):
+    """A partial last vector of columns is read whole where the input goes on, its extra
+    lanes summed into the tile's padding: NaN and inf right of the columns must not leak."""
+    for width in [3, 17, 65, 135, 228, 2049]:
+        base = random_tensor((300, width + 5), dtype, "cpu", seed=width)
+        base[:, width:] = float("nan")
+        base[:, width + 2 :] = float("inf")
+        for x in (base[:, :width], base[:, :width].expand(2, 300, width)):
+            assert_sum_matches(wr.sum(x, -2), x, -2)
+
+
 # Narrow columns whose rows are packed (x.sum(0) of an (n, inner) tensor) are read m rows
 # at a time as rows of m * inner columns (a multiple of 16, at least 64 wide) while there
 # are at least 16 such rows: inner around 16 and 64, primes; lengths on both sides of 16
@@ -173,8 +185,9 @@ def test_rows_at_small_strides(dtype):
 
 @pytest.mark.parametrize("dtype", DTYPES, ids=str)
 def test_tiny_rows(dtype):
-    """Rows of 1 to 9 elements, packed, strided, under sliced and expanded outer dims."""
-    for length in range(1, 10):
+    """Rows of 1 to 17 elements (scalar adds up to 8 floats, 16 integers), packed, strided,
+    under sliced and expanded outer dims."""
+    for length in range(1, 18):
         x = random_tensor((1031, length), dtype, "cpu", seed=length)
         assert_sum_matches(wr.sum(x, 1), x, 1)
         wide = random_tensor((257, 3 * length + 2), dtype, "cpu", seed=length)

@@ -272,15 +272,25 @@ bool lane_strided(int64_t stride) {
 }
 
 // Rows of at most this many elements are summed with scalar adds, one after the other: a
-// vector load and a horizontal sum cost more than the row (1.8M rows of 5 float16 ran at
-// 0.36x torch.sum; 2^20 rows of 2 bfloat16 at 0.42x).
-constexpr int64_t kTinyRow = 8;
+// vector load and a horizontal sum cost more than the row (1.5M rows of 2 bfloat16 ran at
+// 0.42x torch.sum; rows of 14 int32 through integer_sum at 0.66x). Not float16 rows that
+// vector loads can read: its scalar conversion is done in software (rows of 7 float16 at
+// 0.74x torch.sum with it).
+template <typename T>
+constexpr int64_t kTinyRow = is_integer_v<T> ? 16 : 8;
 
 template <typename T>
-C10_ALWAYS_INLINE acc_t<T> tiny_float_sum(const T* x, int64_t n, int64_t stride) {
+C10_ALWAYS_INLINE acc_t<T> tiny_sum(const T* x, int64_t n, int64_t stride) {
   using A = acc_t<T>;
-  A s = static_cast<A>(x[0]);
-  for (int64_t i = 1; i < n; ++i) s = s + static_cast<A>(x[i * stride]);
+  const auto value = [](const T& v) {
+    if constexpr (is_integer_v<T>) {
+      return static_cast<A>(static_cast<int64_t>(v));
+    } else {
+      return static_cast<A>(v);
+    }
+  };
+  A s = value(x[0]);
+  for (int64_t i = 1; i < n; ++i) s = s + value(x[i * stride]);
   return s;
 }
 
@@ -381,25 +391,27 @@ void rows_pass(const T* x, const ReductionPass& pass, Out* y) {
     return row_sum(x + pass.outer.offset(row) + start * stride, std::min(kRowChunk, length - start),
                    stride);
   };
+  const bool vector_rows = stride == 1 || lane_strided<T>(stride);
+  if (length <= kTinyRow<T> && !(std::is_same_v<T, c10::Half> && vector_rows)) {
+    for_each_task(rows, length, [&](int64_t row) {
+      y[row] = from_zero<Out>(tiny_sum(x + pass.outer.offset(row), length, stride));
+    });
+    return;
+  }
   if constexpr (!is_integer_v<T>) {
-    if (length <= kTinyRow) {
-      for_each_task(rows, length, [&](int64_t row) {
-        y[row] = from_zero<Out>(tiny_float_sum(x + pass.outer.offset(row), length, stride));
-      });
-      return;
-    }
-    if (stride == 1 && length < kLeafElements<T>) {  // short rows: the row loop inlined
-      const T* end = x + pass.outer.offset(rows - 1) + length;  // past the last element
+    const int64_t span = (length - 1) * stride + 1;
+    if (vector_rows && span < kLeafElements<T>) {  // short rows: the row loop inlined
+      const T* end = x + pass.outer.offset(rows - 1) + span;  // past the last element
       for_each_task(rows, length, [&](int64_t row) {
         if (row + kShortRowsAhead < rows) {  // the head of a row further on, into cache
           const char* ahead =
               reinterpret_cast<const char*>(x + pass.outer.offset(row + kShortRowsAhead));
-          for (int64_t b = 0; b < std::min<int64_t>(kShortRowPrefetchBytes, length * sizeof(T));
+          for (int64_t b = 0; b < std::min<int64_t>(kShortRowPrefetchBytes, span * sizeof(T));
                b += 64) {
             __builtin_prefetch(ahead + b);
           }
         }
-        y[row] = from_zero<Out>(short_float_sum(x + pass.outer.offset(row), length, 1, end));
+        y[row] = from_zero<Out>(short_float_sum(x + pass.outer.offset(row), span, stride, end));
       });
       return;
     }
@@ -487,9 +499,13 @@ void add_column_block(const T* x, int64_t row_stride, int64_t block_rows, int64_
 
 // Blocks of rows in order, and within a block the tile's columns kColumnVectors vectors at
 // a time: the block's rows are read once each, as a contiguous run of the tile's width.
+// A partial last vector is read whole where the block's last load ends before
+// `readable_end` (the input goes on): the lanes past the tile's width land in its padding,
+// never written out. Partial loads at every row held 135 and 228 columns at 0.85x
+// torch.sum.
 template <typename T>
 void float_column_tile(const T* x, int64_t row_stride, int64_t rows, int64_t width,
-                       typename VecLoad<T>::Acc* tile) {
+                       typename VecLoad<T>::Acc* tile, const T* readable_end) {
   using L = VecLoad<T>;
   constexpr int64_t W = L::kWidth;
   constexpr int64_t kGroup = kColumnVectors * W;
@@ -505,7 +521,7 @@ void float_column_tile(const T* x, int64_t row_stride, int64_t rows, int64_t wid
     }
     const auto rest_block = [&](auto vectors) {
       constexpr int K = decltype(vectors)::value;
-      if (last == W) {
+      if (last == W || b + (block_rows - 1) * row_stride + grouped + K * W <= readable_end) {
         add_column_block<K, true, L>(b, row_stride, block_rows, grouped, W, first, tile);
       } else {
         add_column_block<K, false, L>(b, row_stride, block_rows, grouped, last, first, tile);
@@ -570,11 +586,11 @@ void integer_column_tile(const T* x, int64_t row_stride, int64_t col_stride, int
 
 template <typename T>
 void column_tile(const T* x, int64_t row_stride, int64_t col_stride, int64_t rows, int64_t width,
-                 acc_t<T>* tile) {
+                 acc_t<T>* tile, const T* readable_end) {
   if constexpr (is_integer_v<T>) {
     integer_column_tile(x, row_stride, col_stride, rows, width, tile);
   } else if (col_stride == 1) {
-    float_column_tile(x, row_stride, rows, width, tile);
+    float_column_tile(x, row_stride, rows, width, tile, readable_end);
   } else {
     alignas(64) acc_t<T> block_sums[kTileWidth<acc_t<T>>];
     strided_float_column_tile(x, row_stride, col_stride, rows, width, tile, block_sums);
@@ -595,6 +611,8 @@ void columns_pass(const T* x, const ReductionPass& pass, Out* y) {
   std::unique_ptr<C[]> partial(chunks > 1 ? new C[chunks * outputs] : nullptr);
 
   const int64_t task_elements = std::min(length, kChunkRows) * std::min(inner, kTileWidth<A>);
+  const T* end = x + pass.outer.offset(outer - 1) + (length - 1) * pass.reduced_stride +
+                 (inner - 1) * pass.inner_stride + 1;  // past the last element
   for_each_task(chunks * outer * tiles, task_elements, [&](int64_t task) {
     const int64_t tile_index = task % tiles;
     const int64_t o = task / tiles % outer;
@@ -604,7 +622,7 @@ void columns_pass(const T* x, const ReductionPass& pass, Out* y) {
     const T* base = x + pass.outer.offset(o) + r0 * pass.reduced_stride + c0 * pass.inner_stride;
 
     alignas(64) A tile[kTileWidth<A> + kTilePad<A>];
-    column_tile(base, pass.reduced_stride, pass.inner_stride, rows, width, tile);
+    column_tile(base, pass.reduced_stride, pass.inner_stride, rows, width, tile, end);
     const int64_t first_output = o * inner + c0;
     if (chunks == 1) {
       for (int64_t c = 0; c < width; ++c) y[first_output + c] = from_zero<Out>(tile[c]);
