@@ -273,24 +273,33 @@ bool lane_strided(int64_t stride) {
 
 // Rows of at most this many elements are summed with scalar adds, one after the other: a
 // vector load and a horizontal sum cost more than the row (1.5M rows of 2 bfloat16 ran at
-// 0.42x torch.sum; rows of 14 int32 through integer_sum at 0.66x). Not float16 rows that
-// vector loads can read: its scalar conversion is done in software (rows of 7 float16 at
-// 0.74x torch.sum with it).
+// 0.42x torch.sum; rows of 14 int32 through integer_sum at 0.66x).
 template <typename T>
 constexpr int64_t kTinyRow = is_integer_v<T> ? 16 : 8;
 
+// One element as its accumulator type. c10::Half converts in software (the prelude's
+// code is built for the baseline ISA): 2.8 ns an element, rows of 7 float16 at stride 2
+// at 0.28x torch.sum; F16C's instruction where this build has it.
+template <typename T>
+C10_ALWAYS_INLINE acc_t<T> scalar_value(const T& v) {
+  using A = acc_t<T>;
+  if constexpr (is_integer_v<T>) {
+    return static_cast<A>(static_cast<int64_t>(v));
+  } else if constexpr (std::is_same_v<T, c10::Half>) {
+#if defined(CPU_CAPABILITY_AVX2) || defined(CPU_CAPABILITY_AVX512)
+    return _cvtsh_ss(v.x);
+#else
+    return static_cast<A>(v);
+#endif
+  } else {
+    return static_cast<A>(v);
+  }
+}
+
 template <typename T>
 C10_ALWAYS_INLINE acc_t<T> tiny_sum(const T* x, int64_t n, int64_t stride) {
-  using A = acc_t<T>;
-  const auto value = [](const T& v) {
-    if constexpr (is_integer_v<T>) {
-      return static_cast<A>(static_cast<int64_t>(v));
-    } else {
-      return static_cast<A>(v);
-    }
-  };
-  A s = value(x[0]);
-  for (int64_t i = 1; i < n; ++i) s = s + value(x[i * stride]);
+  acc_t<T> s = scalar_value(x[0]);
+  for (int64_t i = 1; i < n; ++i) s = s + scalar_value(x[i * stride]);
   return s;
 }
 
@@ -305,7 +314,7 @@ combine_t<acc_t<T>> strided_float_sum(const T* x, int64_t n, int64_t stride) {
     A acc[kAccumulators] = {};
     const int64_t m = std::min(kLeaf, n - i);
     for (int64_t j = 0; j < m; ++j) {
-      acc[j % kAccumulators] = acc[j % kAccumulators] + static_cast<A>(x[(i + j) * stride]);
+      acc[j % kAccumulators] = acc[j % kAccumulators] + scalar_value(x[(i + j) * stride]);
     }
     leaves.push(tree_sum(acc));
   }
@@ -392,7 +401,7 @@ void rows_pass(const T* x, const ReductionPass& pass, Out* y) {
                    stride);
   };
   const bool vector_rows = stride == 1 || lane_strided<T>(stride);
-  if (length <= kTinyRow<T> && !(std::is_same_v<T, c10::Half> && vector_rows)) {
+  if (length <= kTinyRow<T>) {
     for_each_task(rows, length, [&](int64_t row) {
       y[row] = from_zero<Out>(tiny_sum(x + pass.outer.offset(row), length, stride));
     });
@@ -676,13 +685,7 @@ bool narrow_packed_columns(const T* x, const ReductionPass& pass, Out* y) {
   std::unique_ptr<C[]> sums(new C[pass.outer_size * width]);
   columns_pass(x, wide, sums.get());
   const int64_t rest = wide_rows * m;  // the first row left over
-  const auto value = [](const T& v) {
-    if constexpr (is_integer_v<T>) {
-      return static_cast<C>(static_cast<acc_t<T>>(static_cast<int64_t>(v)));
-    } else {
-      return static_cast<C>(static_cast<acc_t<T>>(v));
-    }
-  };
+  const auto value = [](const T& v) { return static_cast<C>(scalar_value(v)); };
   for_each_task(pass.outer_size, width + (length - rest) * inner, [&](int64_t o) {
     const C* s = sums.get() + o * width;
     const T* left = x + pass.outer.offset(o) + rest * inner;
