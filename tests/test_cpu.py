@@ -71,6 +71,74 @@ def test_columns(dtype):
     assert_sum_matches(wr.sum(x, 1, keepdim=True), x, 1, keepdim=True)
 
 
+@pytest.mark.parametrize("dtype", [torch.float32, torch.float64, torch.bfloat16, torch.float16])
+def test_short_rows_ignore_what_follows(dtype):
+    """Short rows end in a whole vector load with the lanes past the row zeroed, where the
+    input goes on: NaN and inf after each row (a sliced view) must not leak; the last row's
+    load would pass the end of the input and is partial."""
+    for length in [9, 15, 17, 31, 33, 40, 63, 65, 127, 129, 1000]:
+        base = random_tensor((37, length + 5), dtype, "cpu", seed=length)
+        base[:, length:] = float("nan")
+        base[:, length + 2 :] = float("inf")
+        for x in (base[:, :length], base[:, :length][:, ::1].expand(2, 37, length)):
+            assert_sum_matches(wr.sum(x, -1), x, -1)
+
+
+@pytest.mark.parametrize("dtype", [torch.float32, torch.float64, torch.bfloat16, torch.float16])
+def test_columns_ignore_what_follows(dtype):
+    """A partial last vector of columns is read whole where the input goes on, its extra
+    lanes summed into the tile's padding: NaN and inf right of the columns must not leak."""
+    for width in [3, 17, 65, 135, 228, 2049]:
+        base = random_tensor((300, width + 5), dtype, "cpu", seed=width)
+        base[:, width:] = float("nan")
+        base[:, width + 2 :] = float("inf")
+        for x in (base[:, :width], base[:, :width].expand(2, 300, width)):
+            assert_sum_matches(wr.sum(x, -2), x, -2)
+
+
+# Narrow columns whose rows are packed (x.sum(0) of an (n, inner) tensor) are read m rows
+# at a time as rows of m * inner columns (a multiple of 16, at least 64 wide) while there
+# are at least 16 such rows: inner around 16 and 64, primes; lengths on both sides of 16
+# wide rows for m = 16 (inner 3, 5, 7, 33 ...) and m = 32 (inner 2), with and without rows
+# left over.
+NARROW_WIDTHS = [2, 3, 5, 7, 15, 16, 17, 31, 33, 48, 63, 64, 65]
+NARROW_LENGTHS = [1, 2, 15, 255, 256, 257, 511, 512, 513, 1025, 70001]
+
+
+@pytest.mark.parametrize("dtype", DTYPES, ids=str)
+def test_narrow_packed_columns(dtype):
+    for inner in NARROW_WIDTHS:
+        for length in NARROW_LENGTHS:
+            x = random_tensor((length, inner), dtype, "cpu", seed=length + inner)
+            assert_sum_matches(wr.sum(x, 0), x, 0)
+    x = random_tensor((3, 4099, 5), dtype, "cpu")  # under an outer dim, and two merged dims
+    assert_sum_matches(wr.sum(x, 1), x, 1)
+    assert_sum_matches(wr.sum(x, (0, 1)), x, (0, 1))
+    offset = random_tensor((3 * 4099 * 7 + 1,), dtype, "cpu")[1:].view(3, 4099, 7)
+    assert_sum_matches(wr.sum(offset, 1, keepdim=True), offset, 1, keepdim=True)
+
+
+# Narrow columns of an outer dim of a slightly larger stride ((length, n, span)[..., :inner],
+# dim 0) are summed a whole span at a time, gaps included, when span <= 2 * inner: both
+# sides of that limit and of 64 columns; the gaps hold inf and NaN, which must not leak.
+GAPPED = [(2, 3), (2, 4), (2, 5), (7, 8), (5, 10), (5, 11), (31, 33), (63, 64), (63, 65), (64, 65)]
+
+
+@pytest.mark.parametrize("dtype", DTYPES, ids=str)
+def test_narrow_gapped_columns(dtype):
+    for inner, span in GAPPED:
+        for length, count in [(1, 2), (3, 5), (257, 3), (1025, 33)]:
+            base = random_tensor((2, length, count, span), dtype, "cpu", seed=inner + length)
+            if dtype.is_floating_point:
+                base[..., inner:] = float("nan")
+                base[..., inner + 1 :] = float("inf")
+            x = base[..., :inner]
+            assert_sum_matches(wr.sum(x[0], 0), x[0], 0)
+            assert_sum_matches(wr.sum(x, 1), x, 1)  # under another outer dim
+            expanded = x[0, :, :1].expand(length, 3, inner)  # an outer dim of stride 0
+            assert_sum_matches(wr.sum(expanded, 0), expanded, 0)
+
+
 @pytest.mark.parametrize("dtype", DTYPES, ids=str)
 def test_strided_rows_and_columns(dtype):
     base = random_tensor((66, 2**14 + 9), dtype, "cpu")
@@ -89,6 +157,44 @@ def test_strided_rows_and_columns(dtype):
     assert_sum_matches(wr.sum(expanded, 0), expanded, 0)
     one = base[0, 0].expand(1000)  # one element read 1000 times
     assert_sum_matches(wr.sum(one), one)
+
+
+# Strides that divide a vector's lanes (read as the whole span, every s-th lane kept:
+# 2 to 16 across dtypes and instruction sets) and some that do not (3, 5, 32); lengths
+# around the tiny-row limit (8), a vector, a leaf and a chunk; the spans end short of
+# their base, at it and past a vector's worth of slack.
+LANE_STRIDES = [2, 3, 4, 5, 8, 16, 32]
+LANE_LENGTHS = [1, 2, 3, 7, 8, 9, 17, 31, 33, 127, 1025, 2**14 + 3]
+
+
+@pytest.mark.parametrize("dtype", DTYPES, ids=str)
+def test_rows_at_small_strides(dtype):
+    for stride in LANE_STRIDES:
+        for length in LANE_LENGTHS:
+            if length * stride > 2**16:
+                continue
+            base = random_tensor((3, length * stride + 1), dtype, "cpu", seed=stride * length)
+            for rows in (base[:, : length * stride : stride], base[:, 1::stride][:, :length]):
+                if length > 1:
+                    (p,) = plan(rows, 1)["passes"]
+                    assert p["kind"] == "rows" and p["reduced_stride"] == stride
+                assert_sum_matches(wr.sum(rows, 1), rows, 1)
+            flat = base[0, : length * stride : stride]  # the full sum of a strided vector
+            assert_sum_matches(wr.sum(flat), flat)
+
+
+@pytest.mark.parametrize("dtype", DTYPES, ids=str)
+def test_tiny_rows(dtype):
+    """Rows of 1 to 17 elements (scalar adds up to 8 floats, 16 integers), packed, strided,
+    under sliced and expanded outer dims."""
+    for length in range(1, 18):
+        x = random_tensor((1031, length), dtype, "cpu", seed=length)
+        assert_sum_matches(wr.sum(x, 1), x, 1)
+        wide = random_tensor((257, 3 * length + 2), dtype, "cpu", seed=length)
+        for rows in (wide[:, 1 : length + 1], wide[:, : 3 * length : 3], wide[::2, 2::3]):
+            assert_sum_matches(wr.sum(rows, 1), rows, 1)
+        expanded = x[:33].expand(5, 33, length)
+        assert_sum_matches(wr.sum(expanded, -1), expanded, -1)
 
 
 @pytest.mark.parametrize("dtype", DTYPES, ids=str)
@@ -190,7 +296,20 @@ THREAD_CASES = [
     ((8, 2**18), 0),  # many tiles of few rows
     ((1025, 4099), 0),
     ((32, 64, 28, 28), (0, 2, 3)),  # two passes
+    ((5, 2 * 100003), "stride2"),  # rows of a stride that divides the lanes
+    ((99991, 14), "stride2"),  # tiny strided rows
+    ((100003, 5), 0),  # narrow packed columns
+    ((7, 30011, 3), 1),
+    ((70001, 50, 8), "gapped"),  # narrow gapped columns
 ]
+
+
+def thread_case_input(shape, dim, dtype):
+    if dim == "gapped":
+        return random_tensor(shape, dtype, "cpu")[..., :7], 0
+    if dim == "stride2":
+        return random_tensor(shape, dtype, "cpu")[:, ::2], -1
+    return random_tensor(shape, dtype, "cpu"), dim
 
 
 @pytest.mark.parametrize(
@@ -198,7 +317,7 @@ THREAD_CASES = [
 )
 @pytest.mark.parametrize("shape,dim", THREAD_CASES, ids=str)
 def test_same_bits_for_any_thread_count(restore_threads, dtype, shape, dim):
-    x = random_tensor(shape, dtype, "cpu")
+    x, dim = thread_case_input(shape, dim, dtype)
     torch.set_num_threads(1)
     first = wr.sum(x, dim)
     for threads in (2, 3, 8):
@@ -216,7 +335,11 @@ for dtype in [torch.float32, torch.float64, torch.bfloat16, torch.float16, torch
     for shape, dim in [((100003,), None), ((70, 1025), -1), ((1025, 70), 0), ((257, 2049), 0),
                        ((5, 33, 7, 9), (0, 2)), ((66, 130), 1)]:
         x = torch.randn(shape).mul(10).to(dtype)
-        views = [x, x[..., 1:], x.transpose(0, -1)] if len(shape) > 1 else [x, x[1:], x[::3]]
+        views = (
+            [x, x[..., 1:], x[..., ::2], x.transpose(0, -1)]
+            if len(shape) > 1
+            else [x, x[1:], x[::2], x[::3]]
+        )
         for v in views:
             got, ref = wr.sum(v, dim), v.double().sum(dim)
             scale = v.double().abs().sum(dim).clamp_min(1)

@@ -14,8 +14,8 @@
 // Included by each sum_kernels_<isa>.cpp after sum_kernels.h, into the same namespace.
 #pragma once
 
-#if !defined(CPU_CAPABILITY) || !defined(WARPREDUCE_CPU_KERNELS_PRELUDE)
-#error "include sum_kernels_prelude.h, then define CPU_CAPABILITY, before this header"
+#ifndef WARPREDUCE_CPU_SUM_KERNELS
+#error "include sum_kernels.h (which checks how the TU is laid out) before this header"
 #endif
 
 namespace warpreduce::cpu {
@@ -927,32 +927,21 @@ void run_exact_pass(const T* x, const ReductionPass& pass, const Sink& sink) {
   }
 }
 
-// The passes of plan in order, each after the first merging the last one's certified
-// sums (carried as 3 doubles an output); the last certifies into `out`.
+// The passes of plan in order (pass_chain.h), each after the first merging the last one's
+// certified sums (carried as 3 doubles an output); the last certifies into `out`.
 inline void exact_launch(const SumPlan& plan, at::Tensor& out, UncertifiedOutputs& uncertified) {
   static_assert(sizeof(CertifiedSum) == 3 * sizeof(double));
   WARPREDUCE_DISPATCH_FLOATS(plan.input.scalar_type(), "warpreduce_exact_cpu", [&] {
     using T = scalar_t;
-    {
-      const T* x = plan.input.const_data_ptr<T>();
-      const CertifySink<T> last{out.mutable_data_ptr<T>(), &uncertified};
-      const auto& passes = plan.passes;
-      if (passes.size() == 1) return run_exact_pass(x, passes[0], last);
-      auto carry_tensor = [&](const ReductionPass& pass) {
-        return at::empty({pass.outputs(), 3}, out.options().dtype(at::kDouble));
-      };
-      auto carry_of = [](const at::Tensor& t) {
-        return reinterpret_cast<CertifiedSum*>(t.mutable_data_ptr<double>());
-      };
-      at::Tensor carried = carry_tensor(passes[0]);
-      run_exact_pass(x, passes[0], CarrySink{carry_of(carried)});
-      for (size_t k = 1; k + 1 < passes.size(); ++k) {
-        at::Tensor next = carry_tensor(passes[k]);
-        run_exact_pass<CertifiedSum>(carry_of(carried), passes[k], CarrySink{carry_of(next)});
-        carried = next;
-      }
-      run_exact_pass<CertifiedSum>(carry_of(carried), passes.back(), last);
-    }
+    run_pass_chain<CertifiedSum>(
+        plan, plan.input.const_data_ptr<T>(), out.mutable_data_ptr<T>(), out,
+        [&](const auto* x, const ReductionPass& pass, auto* y) {
+          if constexpr (std::is_same_v<std::remove_pointer_t<decltype(y)>, CertifiedSum>) {
+            run_exact_pass(x, pass, CarrySink{y});
+          } else {
+            run_exact_pass(x, pass, CertifySink<T>{y, &uncertified});
+          }
+        });
   });
 }
 

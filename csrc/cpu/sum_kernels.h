@@ -21,6 +21,7 @@
 #if !defined(CPU_CAPABILITY) || !defined(WARPREDUCE_CPU_KERNELS_PRELUDE)
 #error "include sum_kernels_prelude.h, then define CPU_CAPABILITY, before this header"
 #endif
+#define WARPREDUCE_CPU_SUM_KERNELS 1  // for exact_kernels.h, which comes after
 
 #include <ATen/cpu/vec/functional.h>
 #include <ATen/cpu/vec/vec.h>
@@ -164,15 +165,17 @@ V tree_sum(const V (&acc)[kAccumulators]) {
   return ((acc[0] + acc[1]) + (acc[2] + acc[3])) + ((acc[4] + acc[5]) + (acc[6] + acc[7]));
 }
 
-// The lanes of v summed pairwise, in combine_t.
+// The lanes of v summed pairwise, in combine_t; with a lane step s (a power of two that
+// divides the width), only lanes 0, s, 2s, ...: those of a row read with stride s.
 template <typename A>
-combine_t<A> horizontal_sum(const Vectorized<A>& v) {
+combine_t<A> horizontal_sum(const Vectorized<A>& v, int64_t lane_step = 1) {
   constexpr int64_t kWidth = Vectorized<A>::size();
   alignas(64) A stored[kWidth];
   v.store(stored);
   combine_t<A> lanes[kWidth];
-  for (int64_t j = 0; j < kWidth; ++j) lanes[j] = stored[j];
-  for (int64_t half = kWidth / 2; half >= 1; half /= 2) {
+  const int64_t count = kWidth / lane_step;
+  for (int64_t j = 0; j < count; ++j) lanes[j] = stored[j * lane_step];
+  for (int64_t half = count / 2; half >= 1; half /= 2) {
     for (int64_t j = 0; j < half; ++j) lanes[j] = lanes[j] + lanes[j + half];
   }
   return lanes[0];
@@ -182,25 +185,32 @@ combine_t<A> horizontal_sum(const Vectorized<A>& v) {
 
 // The lanes of v summed, for a short row: float lanes with at::vec's shuffles.
 template <typename A>
-combine_t<A> short_horizontal_sum(const Vectorized<A>& v) {
+combine_t<A> short_horizontal_sum(const Vectorized<A>& v, int64_t lane_step) {
   if constexpr (std::is_same_v<A, float>) {
-    return at::vec::vec_reduce_all<float>(std::plus<Vectorized<float>>(), v);
-  } else {
-    return horizontal_sum(v);
+    if (lane_step == 1) return at::vec::vec_reduce_all<float>(std::plus<Vectorized<float>>(), v);
   }
+  return horizontal_sum(v, lane_step);
 }
 
 // A row shorter than a leaf: four accumulators (at most 16 serial adds a lane, as ATen's
 // cascade) and no pairwise levels. Rows of 32 floats summed through the leaf code took
 // 31 ns each (0.54x torch.sum on 2^20 of them): the zeroed accumulators, the levels and
 // the lane-by-lane horizontal sum cost more than the row.
+// n: elements of the span read (lane_step: as in horizontal_sum). The last, partial vector
+// is a whole load with the lanes past the row zeroed where that load ends before
+// `readable_end` (the input goes on after the row), else a partial load, which copies the
+// elements one by one (rows of 40 bfloat16 ran at 0.36x torch.sum with it).
 template <typename T>
-C10_ALWAYS_INLINE combine_t<typename VecLoad<T>::Acc> short_float_sum(const T* x, int64_t n) {
+C10_ALWAYS_INLINE combine_t<typename VecLoad<T>::Acc> short_float_sum(
+    const T* x, int64_t n, int64_t lane_step = 1, const T* readable_end = nullptr) {
   using L = VecLoad<T>;
   using V = typename L::Vec;
   using A = typename L::Acc;
   constexpr int64_t W = L::kWidth;
-  if (n <= W) return short_horizontal_sum(L::partial(x, n));
+  const auto last = [readable_end](const T* p, int64_t count) {
+    return p + W <= readable_end ? V::set(V(A(0)), L::full(p), count) : L::partial(p, count);
+  };
+  if (n <= W) return short_horizontal_sum(last(x, n), lane_step);
   V a = L::full(x), b(A(0)), c(A(0)), d(A(0));
   int64_t i = W;
   for (; i + 4 * W <= n; i += 4 * W) {
@@ -210,8 +220,8 @@ C10_ALWAYS_INLINE combine_t<typename VecLoad<T>::Acc> short_float_sum(const T* x
     d = d + L::full(x + i + 3 * W);
   }
   for (; i + W <= n; i += W) b = b + L::full(x + i);
-  if (i < n) c = c + L::partial(x + i, n - i);
-  return short_horizontal_sum((a + b) + (c + d));
+  if (i < n) c = c + last(x + i, n - i);
+  return short_horizontal_sum((a + b) + (c + d), lane_step);
 }
 
 // Elements of a cascade leaf: rows shorter than this take short_float_sum.
@@ -219,13 +229,19 @@ template <typename T>
 constexpr int64_t kLeafElements = kAccumulators * kLeafRounds * VecLoad<T>::kWidth;
 
 // n contiguous floats: leaves of kAccumulators x kLeafRounds vectors, summed pairwise.
+// With a lane step s > 1 (a power of two dividing the vector width), the n floats s apart
+// from x: the whole span is read, every lane summed alike, and the lanes at multiples of s
+// (the row's elements; loads start at multiples of the width) summed at the end. Rows of
+// stride 2 (a strided last dim) read with scalar loads ran at 0.31-0.56x torch.sum.
 template <typename T>
-combine_t<typename VecLoad<T>::Acc> contiguous_float_sum(const T* x, int64_t n) {
+combine_t<typename VecLoad<T>::Acc> contiguous_float_sum(const T* x, int64_t n,
+                                                         int64_t lane_step = 1) {
   using L = VecLoad<T>;
   using V = typename L::Vec;
   constexpr int64_t W = L::kWidth;
   constexpr int64_t kLeaf = kLeafElements<T>;
-  if (n < kLeaf) return short_float_sum(x, n);
+  n = (n - 1) * lane_step + 1;  // the span
+  if (n < kLeaf) return short_float_sum(x, n, lane_step);
   PairwiseSum<V> leaves;
   int64_t i = 0;
   for (; i + kLeaf <= n; i += kLeaf) {
@@ -246,7 +262,45 @@ combine_t<typename VecLoad<T>::Acc> contiguous_float_sum(const T* x, int64_t n) 
     if (i < n) acc[k] = acc[k] + L::partial(x + i, n - i);
     leaves.push(tree_sum(acc));
   }
-  return horizontal_sum(leaves.total());
+  return horizontal_sum(leaves.total(), lane_step);
+}
+
+// Whether rows of this stride can be summed by contiguous_float_sum's lane step.
+template <typename T>
+bool lane_strided(int64_t stride) {
+  return stride > 1 && VecLoad<T>::kWidth % stride == 0 && (stride & (stride - 1)) == 0;
+}
+
+// Rows of at most this many elements are summed with scalar adds, one after the other: a
+// vector load and a horizontal sum cost more than the row (1.5M rows of 2 bfloat16 ran at
+// 0.42x torch.sum; rows of 14 int32 through integer_sum at 0.66x).
+template <typename T>
+constexpr int64_t kTinyRow = is_integer_v<T> ? 16 : 8;
+
+// One element as its accumulator type. c10::Half converts in software (the prelude's
+// code is built for the baseline ISA): 2.8 ns an element, rows of 7 float16 at stride 2
+// at 0.28x torch.sum; F16C's instruction where this build has it.
+template <typename T>
+C10_ALWAYS_INLINE acc_t<T> scalar_value(const T& v) {
+  using A = acc_t<T>;
+  if constexpr (is_integer_v<T>) {
+    return static_cast<A>(static_cast<int64_t>(v));
+  } else if constexpr (std::is_same_v<T, c10::Half>) {
+#if defined(CPU_CAPABILITY_AVX2) || defined(CPU_CAPABILITY_AVX512)
+    return _cvtsh_ss(v.x);
+#else
+    return static_cast<A>(v);
+#endif
+  } else {
+    return static_cast<A>(v);
+  }
+}
+
+template <typename T>
+C10_ALWAYS_INLINE acc_t<T> tiny_sum(const T* x, int64_t n, int64_t stride) {
+  acc_t<T> s = scalar_value(x[0]);
+  for (int64_t i = 1; i < n; ++i) s = s + scalar_value(x[i * stride]);
+  return s;
 }
 
 // n floats `stride` apart: the same cascade on scalars (no vector loads to be had).
@@ -260,7 +314,7 @@ combine_t<acc_t<T>> strided_float_sum(const T* x, int64_t n, int64_t stride) {
     A acc[kAccumulators] = {};
     const int64_t m = std::min(kLeaf, n - i);
     for (int64_t j = 0; j < m; ++j) {
-      acc[j % kAccumulators] = acc[j % kAccumulators] + static_cast<A>(x[(i + j) * stride]);
+      acc[j % kAccumulators] = acc[j % kAccumulators] + scalar_value(x[(i + j) * stride]);
     }
     leaves.push(tree_sum(acc));
   }
@@ -270,40 +324,32 @@ combine_t<acc_t<T>> strided_float_sum(const T* x, int64_t n, int64_t stride) {
 // Integers add exactly, so only speed matters. 8- and 16-bit values are added in 32-bit
 // lanes, which cannot overflow within a block (2^12 values a lane, each below 2^16 in
 // magnitude), then widened: twice the lanes per vector of 64-bit ones. The total wraps
-// modulo 2^64, as torch.sum's int64 result does.
+// modulo 2^64, as torch.sum's int64 result does. A stride that divides the lanes reads
+// the whole span and keeps the lanes at multiples of it (as contiguous_float_sum does):
+// rows of int32 at stride 2 read one by one ran at 0.36-0.42x torch.sum.
 template <typename T>
 acc_t<T> integer_sum(const T* x, int64_t n, int64_t stride) {
+  using I = std::conditional_t<(sizeof(T) <= 2), int32_t, acc_t<T>>;
+  constexpr int kLanes = sizeof(T) <= 2 ? 16 : 8;
+  constexpr int64_t kBlock = sizeof(T) <= 2 ? int64_t{kLanes} << 12 : int64_t{1} << 62;
   acc_t<T> total = 0;
-  if (stride != 1) {
+  if (stride < 1 || kLanes % stride != 0) {
     for (int64_t i = 0; i < n; ++i)
       total += static_cast<acc_t<T>>(static_cast<int64_t>(x[i * stride]));
     return total;
   }
-  if constexpr (sizeof(T) <= 2) {
-    constexpr int kLanes = 16;
-    constexpr int64_t kBlock = kLanes << 12;
-    for (int64_t start = 0; start < n; start += kBlock) {
-      const int64_t m = std::min(kBlock, n - start);
-      const T* p = x + start;
-      int32_t lane[kLanes] = {};
-      int64_t i = 0;
-      for (; i + kLanes <= m; i += kLanes) {
-        for (int j = 0; j < kLanes; ++j) lane[j] += static_cast<int32_t>(p[i + j]);
-      }
-      for (; i < m; ++i) lane[0] += static_cast<int32_t>(p[i]);
-      for (int j = 0; j < kLanes; ++j)
-        total += static_cast<acc_t<T>>(static_cast<int64_t>(lane[j]));
-    }
-  } else {
-    constexpr int kLanes = 8;
-    acc_t<T> lane[kLanes] = {};
+  const int64_t span = (n - 1) * stride + 1;
+  for (int64_t start = 0; start < span; start += kBlock) {
+    const int64_t m = std::min(kBlock, span - start);
+    const T* p = x + start;
+    I lane[kLanes] = {};
     int64_t i = 0;
-    for (; i + kLanes <= n; i += kLanes) {
-      for (int j = 0; j < kLanes; ++j)
-        lane[j] += static_cast<acc_t<T>>(static_cast<int64_t>(x[i + j]));
+    for (; i + kLanes <= m; i += kLanes) {
+      for (int j = 0; j < kLanes; ++j) lane[j] += static_cast<I>(static_cast<int64_t>(p[i + j]));
     }
-    for (; i < n; ++i) total += static_cast<acc_t<T>>(static_cast<int64_t>(x[i]));
-    for (int j = 0; j < kLanes; ++j) total += lane[j];
+    for (int j = 0; i + j < m; ++j) lane[j] += static_cast<I>(static_cast<int64_t>(p[i + j]));
+    for (int j = 0; j < kLanes; j += stride)
+      total += static_cast<acc_t<T>>(static_cast<int64_t>(lane[j]));
   }
   return total;
 }
@@ -313,7 +359,9 @@ combine_t<acc_t<T>> row_sum(const T* x, int64_t n, int64_t stride) {
   if constexpr (is_integer_v<T>) {
     return integer_sum(x, n, stride);
   } else {
-    return stride == 1 ? contiguous_float_sum(x, n) : strided_float_sum(x, n, stride);
+    if (stride == 1) return contiguous_float_sum(x, n);
+    if (lane_strided<T>(stride)) return contiguous_float_sum(x, n, stride);
+    return strided_float_sum(x, n, stride);
   }
 }
 
@@ -352,18 +400,27 @@ void rows_pass(const T* x, const ReductionPass& pass, Out* y) {
     return row_sum(x + pass.outer.offset(row) + start * stride, std::min(kRowChunk, length - start),
                    stride);
   };
+  const bool vector_rows = stride == 1 || lane_strided<T>(stride);
+  if (length <= kTinyRow<T>) {
+    for_each_task(rows, length, [&](int64_t row) {
+      y[row] = from_zero<Out>(tiny_sum(x + pass.outer.offset(row), length, stride));
+    });
+    return;
+  }
   if constexpr (!is_integer_v<T>) {
-    if (stride == 1 && length < kLeafElements<T>) {  // short rows: the row loop inlined
+    const int64_t span = (length - 1) * stride + 1;
+    if (vector_rows && span < kLeafElements<T>) {  // short rows: the row loop inlined
+      const T* end = x + pass.outer.offset(rows - 1) + span;  // past the last element
       for_each_task(rows, length, [&](int64_t row) {
         if (row + kShortRowsAhead < rows) {  // the head of a row further on, into cache
           const char* ahead =
               reinterpret_cast<const char*>(x + pass.outer.offset(row + kShortRowsAhead));
-          for (int64_t b = 0; b < std::min<int64_t>(kShortRowPrefetchBytes, length * sizeof(T));
+          for (int64_t b = 0; b < std::min<int64_t>(kShortRowPrefetchBytes, span * sizeof(T));
                b += 64) {
             __builtin_prefetch(ahead + b);
           }
         }
-        y[row] = from_zero<Out>(short_float_sum(x + pass.outer.offset(row), length));
+        y[row] = from_zero<Out>(short_float_sum(x + pass.outer.offset(row), span, stride, end));
       });
       return;
     }
@@ -451,9 +508,13 @@ void add_column_block(const T* x, int64_t row_stride, int64_t block_rows, int64_
 
 // Blocks of rows in order, and within a block the tile's columns kColumnVectors vectors at
 // a time: the block's rows are read once each, as a contiguous run of the tile's width.
+// A partial last vector is read whole where the block's last load ends before
+// `readable_end` (the input goes on): the lanes past the tile's width land in its padding,
+// never written out. Partial loads at every row held 135 and 228 columns at 0.85x
+// torch.sum.
 template <typename T>
 void float_column_tile(const T* x, int64_t row_stride, int64_t rows, int64_t width,
-                       typename VecLoad<T>::Acc* tile) {
+                       typename VecLoad<T>::Acc* tile, const T* readable_end) {
   using L = VecLoad<T>;
   constexpr int64_t W = L::kWidth;
   constexpr int64_t kGroup = kColumnVectors * W;
@@ -469,7 +530,7 @@ void float_column_tile(const T* x, int64_t row_stride, int64_t rows, int64_t wid
     }
     const auto rest_block = [&](auto vectors) {
       constexpr int K = decltype(vectors)::value;
-      if (last == W) {
+      if (last == W || b + (block_rows - 1) * row_stride + grouped + K * W <= readable_end) {
         add_column_block<K, true, L>(b, row_stride, block_rows, grouped, W, first, tile);
       } else {
         add_column_block<K, false, L>(b, row_stride, block_rows, grouped, last, first, tile);
@@ -534,11 +595,11 @@ void integer_column_tile(const T* x, int64_t row_stride, int64_t col_stride, int
 
 template <typename T>
 void column_tile(const T* x, int64_t row_stride, int64_t col_stride, int64_t rows, int64_t width,
-                 acc_t<T>* tile) {
+                 acc_t<T>* tile, const T* readable_end) {
   if constexpr (is_integer_v<T>) {
     integer_column_tile(x, row_stride, col_stride, rows, width, tile);
   } else if (col_stride == 1) {
-    float_column_tile(x, row_stride, rows, width, tile);
+    float_column_tile(x, row_stride, rows, width, tile, readable_end);
   } else {
     alignas(64) acc_t<T> block_sums[kTileWidth<acc_t<T>>];
     strided_float_column_tile(x, row_stride, col_stride, rows, width, tile, block_sums);
@@ -559,6 +620,8 @@ void columns_pass(const T* x, const ReductionPass& pass, Out* y) {
   std::unique_ptr<C[]> partial(chunks > 1 ? new C[chunks * outputs] : nullptr);
 
   const int64_t task_elements = std::min(length, kChunkRows) * std::min(inner, kTileWidth<A>);
+  const T* end = x + pass.outer.offset(outer - 1) + (length - 1) * pass.reduced_stride +
+                 (inner - 1) * pass.inner_stride + 1;  // past the last element
   for_each_task(chunks * outer * tiles, task_elements, [&](int64_t task) {
     const int64_t tile_index = task % tiles;
     const int64_t o = task / tiles % outer;
@@ -568,7 +631,7 @@ void columns_pass(const T* x, const ReductionPass& pass, Out* y) {
     const T* base = x + pass.outer.offset(o) + r0 * pass.reduced_stride + c0 * pass.inner_stride;
 
     alignas(64) A tile[kTileWidth<A> + kTilePad<A>];
-    column_tile(base, pass.reduced_stride, pass.inner_stride, rows, width, tile);
+    column_tile(base, pass.reduced_stride, pass.inner_stride, rows, width, tile, end);
     const int64_t first_output = o * inner + c0;
     if (chunks == 1) {
       for (int64_t c = 0; c < width; ++c) y[first_output + c] = from_zero<Out>(tile[c]);
@@ -595,12 +658,100 @@ void columns_pass(const T* x, const ReductionPass& pass, Out* y) {
   });
 }
 
+// ---- Narrow packed columns -------------------------------------------------------------
+// Fewer columns than kNarrowColumns, their rows one after the other (reduced_stride ==
+// inner: x.sum(0) of an (n, 5) tensor): every row is a few lanes of a vector, the loads
+// mostly partial and the tasks tiny (6 x 25271 x 5 floats summed over dims 0 and 1 ran at
+// 0.06x torch.sum). m rows side by side are read as one row of m * inner columns, a
+// multiple of 16 and at least kNarrowColumns (a columns pass over length / m such rows),
+// and each output is then the pairwise sum of its m columns, plus the length % m rows left
+// over, summed in order.
+constexpr int64_t kNarrowColumns = 64;
+
+template <typename T, typename Out>
+bool narrow_packed_columns(const T* x, const ReductionPass& pass, Out* y) {
+  using C = combine_t<acc_t<T>>;
+  const int64_t inner = pass.inner, length = pass.length;
+  if (inner >= kNarrowColumns || pass.inner_stride != 1 || pass.reduced_stride != inner) {
+    return false;
+  }
+  int64_t m = 16 / std::gcd<int64_t>(inner, 16);
+  while (m * inner < kNarrowColumns) m *= 2;
+  const int64_t wide_rows = length / m, width = m * inner;
+  if (wide_rows < kBlockRows) return false;
+  ReductionPass wide = pass;
+  wide.length = wide_rows;
+  wide.reduced_stride = wide.inner = width;
+  std::unique_ptr<C[]> sums(new C[pass.outer_size * width]);
+  columns_pass(x, wide, sums.get());
+  const int64_t rest = wide_rows * m;  // the first row left over
+  const auto value = [](const T& v) { return static_cast<C>(scalar_value(v)); };
+  for_each_task(pass.outer_size, width + (length - rest) * inner, [&](int64_t o) {
+    const C* s = sums.get() + o * width;
+    const T* left = x + pass.outer.offset(o) + rest * inner;
+    for (int64_t c = 0; c < inner; ++c) {
+      C parts[kNarrowColumns + 1];
+      int64_t count = 0;
+      for (int64_t k = 0; k < m; ++k) parts[count++] = s[k * inner + c];
+      if (rest < length) {
+        C tail = value(left[c]);
+        for (int64_t r = 1; r < length - rest; ++r) tail = tail + value(left[r * inner + c]);
+        parts[count++] = tail;
+      }
+      y[o * inner + c] = from_zero<Out>(combine(parts, count));
+    }
+  });
+  return true;
+}
+
+// ---- Narrow gapped columns -------------------------------------------------------------
+// Fewer columns than kNarrowColumns, the innermost outer dim of a stride a little larger
+// than them (an offset or sliced view: columns 0-6 of rows of 8), each row of the reduced
+// dim a whole span of that outer dim: every outer index was a tiny task of partial loads
+// (0.22x-0.53x torch.sum with 2, 7 and 8 columns of 3, 8 and 9). The columns of a whole
+// span, gaps included, are summed as one wide row of columns, and the gaps' sums dropped.
+// The gaps lie between elements of the input, so they are in its storage; at most half of
+// a span is gap, so the reads at most double.
+template <typename T, typename Out>
+void columns_or_narrow(const T* x, const ReductionPass& pass, Out* y);
+
+template <typename T, typename Out>
+bool narrow_gapped_columns(const T* x, const ReductionPass& pass, Out* y) {
+  using C = combine_t<acc_t<T>>;
+  const int64_t inner = pass.inner;
+  const int d = pass.outer.ndim - 1;
+  if (d < 0 || inner >= kNarrowColumns || pass.inner_stride != 1) return false;
+  const int64_t count = pass.outer.sizes[d], gap_stride = pass.outer.strides[d];
+  const int64_t width = (count - 1) * gap_stride + inner;
+  if (count < 2 || gap_stride <= inner || gap_stride > 2 * inner || width > pass.reduced_stride) {
+    return false;
+  }
+  ReductionPass wide = pass;
+  wide.outer.ndim = d;
+  wide.outer.sizes[d] = 0;
+  wide.outer.strides[d] = 0;
+  wide.outer_size = pass.outer_size / count;
+  wide.inner = width;
+  std::unique_ptr<C[]> sums(new C[wide.outer_size * width]);
+  columns_or_narrow(x, wide, sums.get());
+  for_each_task(pass.outer_size, inner, [&](int64_t o) {
+    const C* s = sums.get() + o / count * width + o % count * gap_stride;
+    for (int64_t c = 0; c < inner; ++c) y[o * inner + c] = from_zero<Out>(s[c]);
+  });
+  return true;
+}
+
+template <typename T, typename Out>
+void columns_or_narrow(const T* x, const ReductionPass& pass, Out* y) {
+  if (!narrow_packed_columns(x, pass, y)) columns_pass(x, pass, y);
+}
+
 template <typename T, typename Out>
 void run_pass(const T* x, const ReductionPass& pass, Out* y) {
   if (pass.is_rows()) {
     rows_pass(x, pass, y);
-  } else {
-    columns_pass(x, pass, y);
+  } else if (!narrow_gapped_columns(x, pass, y)) {
+    columns_or_narrow(x, pass, y);
   }
 }
 
@@ -610,25 +761,14 @@ void run_pass(const T* x, const ReductionPass& pass, Out* y) {
 template <typename T>
 using carry_t = std::conditional_t<std::is_integral_v<acc_t<T>>, int64_t, combine_t<acc_t<T>>>;
 
-// The passes of plan in order, each after the first reading the last one's outputs.
+// The passes of plan in order (pass_chain.h), each after the first reading the last one's
+// outputs.
 inline void launch(const SumPlan& plan, at::Tensor& out) {
   WARPREDUCE_DISPATCH(plan.input.scalar_type(), "warpreduce_sum_cpu", [&] {
     using T = scalar_t;
-    using Carry = carry_t<T>;
-    const T* x = kernel_data<T>(plan.input);
-    out_t<T>* y = out.mutable_data_ptr<out_t<T>>();
-    const auto& passes = plan.passes;
-    if (passes.size() == 1) return run_pass(x, passes[0], y);
-    const at::TensorOptions carry_options =
-        out.options().dtype(c10::CppTypeToScalarType<Carry>::value);
-    at::Tensor carried = at::empty({passes[0].outputs()}, carry_options);
-    run_pass(x, passes[0], carried.mutable_data_ptr<Carry>());
-    for (size_t k = 1; k + 1 < passes.size(); ++k) {
-      at::Tensor next = at::empty({passes[k].outputs()}, carry_options);
-      run_pass(carried.const_data_ptr<Carry>(), passes[k], next.mutable_data_ptr<Carry>());
-      carried = next;
-    }
-    run_pass(carried.const_data_ptr<Carry>(), passes.back(), y);
+    run_pass_chain<carry_t<T>>(
+        plan, kernel_data<T>(plan.input), out.mutable_data_ptr<out_t<T>>(), out,
+        [](const auto* x, const ReductionPass& pass, auto* y) { run_pass(x, pass, y); });
   });
 }
 

@@ -54,6 +54,7 @@
 #include <iostream>
 #include <limits>
 #include <memory>
+#include <numeric>
 #include <optional>
 #include <sstream>
 #include <string>
@@ -63,6 +64,7 @@
 #include <vector>
 
 #include "../exact.h"
+#include "../pass_chain.h"
 #include "../plan.h"
 #include "../sum_traits.h"
 #include "exact_cpu.h"

@@ -1,46 +1,10 @@
-// The CPU kernels for AVX-512 (F, BW, VL and DQ, what torch's AVX512 capability means).
-// The ISA is turned on for this TU's own code only, after the prelude (which says why).
-// Built with GCC on x86-64 (setup.py compiles every file with the same flags, so the ISA
-// comes from `#pragma GCC target`); elsewhere the generic kernels serve.
-// sum_kernels_x86_avx2.cpp is this file for another ISA, line for line (deliberately):
-// each translation unit must turn its ISA on with pragmas of its own around the kernels.
+// The CPU kernels for AVX-512 (F, BW, VL and DQ, what torch's AVX512 capability means):
+// sum_kernels_x86.h, shared with sum_kernels_x86_avx2.cpp, compiled with this ISA on.
+// Each ISA is a TU of its own, so that its pragmas turn it on for its own code only.
 #include "sum_kernels_prelude.h"
 
-#include "isa.h"
-
-#if defined(__GNUC__) && !defined(__clang__) && defined(__x86_64__)
-#pragma GCC push_options
-#pragma GCC diagnostic push
-// at::vec under a target pragma: g++ warns that lambdas' compiler-made thunks (never
-// called) return vectors without the ISA, and about _mm512_undefined_* inputs.
-#pragma GCC diagnostic ignored "-Wpsabi"
-#pragma GCC diagnostic ignored "-Wmaybe-uninitialized"
-#pragma GCC diagnostic ignored "-Wuninitialized"
-#pragma GCC target("avx2,fma,f16c,avx512f,avx512bw,avx512vl,avx512dq")
-// In C++, g++ lexes the file before it acts on the pragma, so the ISA macros (__AVX__ ...)
-// stay unset (checked with g++ 12); sleef.h, whose vector math at::vec's classes name,
-// declares its AVX functions only under them. They are set for that one header, which
-// declares functions and defines no code.
-#define __AVX__ 1
-#define __AVX2__ 1
-#define __AVX512F__ 1
-#include <sleef.h>
-#undef __AVX__
-#undef __AVX2__
-#undef __AVX512F__
 #define CPU_CAPABILITY AVX512
 #define CPU_CAPABILITY_AVX512
-#include "sum_kernels.h"
-// after the auto kernels, whose helpers it shares
-#include "exact_kernels.h"
-#pragma GCC diagnostic pop
-#pragma GCC pop_options
-
-namespace warpreduce::cpu {
-IsaKernels avx512_kernels() { return {&AVX512::launch, &AVX512::exact_launch}; }
-}  // namespace warpreduce::cpu
-#else
-namespace warpreduce::cpu {
-IsaKernels avx512_kernels() { return {nullptr, nullptr}; }
-}  // namespace warpreduce::cpu
-#endif
+#define WARPREDUCE_X86_TARGET "avx2,fma,f16c,avx512f,avx512bw,avx512vl,avx512dq"
+#define WARPREDUCE_X86_KERNELS avx512_kernels
+#include "sum_kernels_x86.h"
