@@ -78,7 +78,8 @@ C10_ALWAYS_INLINE void clear(RoundedLanes& l) {
 #endif
 }
 
-// 2 * kDoubleLanes elements of T at p as floats (exact).
+// 2 * kDoubleLanes elements of T at p as floats (exact). The AVX-512 and AVX2 branches
+// have the same shape on purpose: the same steps in each ISA's own intrinsics.
 template <typename T>
 C10_ALWAYS_INLINE FloatVec load_floats(const T* p) {
 #if defined(CPU_CAPABILITY_AVX512)
