@@ -11,6 +11,7 @@ import functools
 import math
 import os
 import socket
+import tempfile
 import traceback
 
 import pytest
@@ -70,6 +71,10 @@ def _rank_main(rank, check, backend, world_size, port):
     # interface of their own otherwise).
     os.environ.setdefault("GLOO_SOCKET_IFNAME", "lo")
     os.environ.setdefault("NCCL_SOCKET_IFNAME", "lo")
+    # Each rank its own Inductor cache: ranks compiling the same kernel at once into a
+    # shared one could load a library another rank was still writing (an abort, about one
+    # run in seven of the compiled exact check on two gloo ranks).
+    os.environ["TORCHINDUCTOR_CACHE_DIR"] = tempfile.mkdtemp(prefix=f"inductor-rank{rank}-")
     device = "cpu"
     if backend == "nccl":
         torch.cuda.set_device(rank)
