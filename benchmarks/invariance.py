@@ -8,8 +8,8 @@ on rows where large terms cancel.
 For each dtype and row length (100 to 65536): the share of output elements whose bits
 change, and the share that equal the exact sum rounded once (math.fsum of the float64
 values, rounded to the dtype; where float64's rounding made a tie, the remainder decides).
-Prints a markdown table per dtype. Runs on the GPU when there is one (the CPU column then compares
-the GPU's results with the CPU's); without one, the CPU alone.
+Prints a markdown table per dtype. Runs on the GPU when there is one (the CPU column then
+compares the GPU's results with the CPU's); without one, the CPU alone.
 """
 
 import argparse

@@ -15,7 +15,6 @@ template <typename Carry, typename T, typename Out, typename Run>
 void run_pass_chain(const SumPlan& plan, const T* x, Out* y, const at::Tensor& like, Run&& run) {
   const auto& passes = plan.passes;
   if (passes.size() == 1) return run(x, passes[0], y);
-  static_assert(sizeof(Carry) % sizeof(double) == 0 || sizeof(Carry) <= sizeof(double));
   auto scratch = [&](const ReductionPass& pass) {
     return at::empty({pass.outputs() * static_cast<int64_t>(sizeof(Carry))},
                      like.options().dtype(at::kByte));
