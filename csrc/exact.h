@@ -264,11 +264,33 @@ WARPREDUCE_HOST_DEVICE inline double abs_sum_bound(double abs_sum, double depth)
   return abs_sum * (1 + 2 * gamma(depth));
 }
 
-// The same for |x| added up in float (unit roundoff 2^-24): cheaper where elements are
-// float16, bfloat16 or float32; infinite, certifying nothing, if it overflowed.
+// The same for |x| added up in float (unit roundoff u = 2^-24): cheaper where elements
+// are float16, bfloat16 or float32; infinite, certifying nothing, if it overflowed. Each
+// rounded addition of nonnegative values returns at least (1 - u) times the exact sum, so
+// the float sum is at least (1 - u)^depth >= 1 - depth u times sum |x|: a bound for
+// chains of up to 2^23 additions (a thread's chain of a long column passes 2^14, where
+// the tighter gamma form of abs_sum_bound gives up).
 WARPREDUCE_HOST_DEVICE inline double float_abs_sum_bound(float abs_sum, double depth) {
   const double nu = depth * 0x1p-24;
-  return nu < 0x1p-10 ? static_cast<double>(abs_sum) * (1 + 2 * (nu / (1 - nu))) : INFINITY;
+  return nu <= 0.5 ? static_cast<double>(abs_sum) / (1 - nu) : INFINITY;
+}
+
+// The smallest exponent of the elements' last significand bits, kept as a "lsb key": for
+// an element as a float with bits b, (b & 0x7fffffff) - 1 as unsigned, whose exponent
+// field is at most the element's (one less for a power of two); the smallest key over
+// the elements is kept, and zeros wrap around to the largest key, so they never count.
+constexpr uint32_t kNoLsbKey = 0xffffffffu;
+WARPREDUCE_HOST_DEVICE inline uint32_t lsb_key(float x) {
+  return (bits_as<uint32_t>(x) & 0x7fffffffu) - 1;
+}
+// The exponent of the last significand bit of the elements whose smallest lsb key is
+// `key`, or less: the key's exponent field, less T's fraction bits (a float exponent
+// field of 0, a subnormal, counts as 1). For certified_rounded_sum.
+template <typename T>
+WARPREDUCE_HOST_DEVICE inline int lsb_exponent(uint32_t key) {
+  if (key == kNoLsbKey) return 1023;  // no nonzero element
+  const int field = static_cast<int>(key >> 23);
+  return (field > 1 ? field : 1) - 127 - (Format<T>::kPrecision - 1);
 }
 
 // A certified sum of elements of T (each exact as a double) added in double in any

@@ -73,7 +73,7 @@ C10_ALWAYS_INLINE void clear(RoundedLanes& l) {
 #else
   for (int64_t j = 0; j < 2 * kDoubleLanes; ++j) {
     l.a.v[j] = 0;
-    l.key.v[j] = 0xffffffffu;
+    l.key.v[j] = exact::kNoLsbKey;
   }
 #endif
 }
@@ -125,10 +125,8 @@ C10_ALWAYS_INLINE void add_step(RoundedLanes& l, FloatVec& a, KeyVec& key, const
   alignas(64) double d[2 * kDoubleLanes];
   for (int64_t j = 0; j < 2 * kDoubleLanes; ++j) {
     d[j] = f.v[j];
-    uint32_t bits;
-    std::memcpy(&bits, &f.v[j], sizeof bits);
     a.v[j] += std::fabs(f.v[j]);
-    key.v[j] = std::min(key.v[j], (bits & 0x7fffffffu) - 1);
+    key.v[j] = std::min(key.v[j], exact::lsb_key(f.v[j]));
   }
   l.s0 = l.s0 + VecD::loadu(d);
   l.s1 = l.s1 + VecD::loadu(d + kDoubleLanes);
@@ -266,15 +264,7 @@ C10_ALWAYS_INLINE LaneTotals reduce_lanes(const RoundedLanes& l) {
   return t;
 }
 
-// The exponent of the last significand bit of the elements whose smallest lsb key is
-// `key`, or less: the key's exponent field, less T's fraction bits (a float exponent
-// field of 0, a subnormal, counts as 1).
-template <typename T>
-int lsb_exponent(uint32_t key) {
-  if (key == 0xffffffffu) return 1023;  // no nonzero element
-  const int field = static_cast<int>(key >> 23);
-  return std::max(field, 1) - 127 - (exact::Format<T>::kPrecision - 1);
-}
+using exact::lsb_exponent;
 
 // Lanes that added at most `rounds` steps each, as a certified sum.
 template <typename T>
@@ -459,7 +449,7 @@ void short_rows_pass(const T* x, const ReductionPass& pass, T* y, UncertifiedOut
   for_each_task(ceil_div(rows, kDoubleLanes), kDoubleLanes * length, [&](int64_t group) {
     const int64_t first = group * kDoubleLanes, count = std::min(kDoubleLanes, rows - first);
     alignas(64) double sums[kDoubleLanes] = {}, abs_sums[kDoubleLanes] = {};
-    uint32_t key = 0xffffffffu;
+    uint32_t key = exact::kNoLsbKey;
     for (int64_t j = 0; j < count; ++j) {
       const int64_t row = first + j;
       if (row + kShortRowsAhead < rows) {  // as the auto kernels' short rows
