@@ -18,7 +18,7 @@ OUT=${LOGS:-gpu-logs}
 mkdir -p "$OUT"
 export PYTHONUNBUFFERED=1
 steps=${*:-build test sanitize stages sweep dims random small}
-pack() { [ -n "$PACK" ] && tar czf "$PACK/logs.tgz" -C "$OUT" . ; }
+pack() { [ -z "$PACK" ] || tar czf "$PACK/logs.tgz" -C "$OUT" . ; }
 trap pack EXIT
 status=0
 note() { echo "=== $* ($(date +%T))"; }
@@ -246,6 +246,7 @@ PY
       ;;
     *) echo "unknown step $step"; exit 2 ;;
   esac
+  pack  # after every step: a call stopped by its time limit still returns what ran
 done
 note "done, status $status"
 exit $status

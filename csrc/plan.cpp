@@ -2,6 +2,7 @@
 
 #include <ATen/ops/add.h>
 #include <ATen/ops/empty.h>
+#include <ATen/ops/mul.h>
 #include <ATen/ops/view_as_complex.h>
 #include <ATen/ops/view_as_real.h>
 #include <ATen/ops/zeros.h>
@@ -251,12 +252,41 @@ SumPlan make_plan(const at::Tensor& self, at::OptionalIntArrayRef dim, bool keep
     return plan;
   }
 
+  // auto sums an expanded reduced dim (stride 0: every index the same elements) once and
+  // multiplies by its size, unless every reduced dim is expanded: then each output is one
+  // element times their product. (exact and the staged kernels add every element.)
+  int64_t repeat = 1;
+  bool only_expanded = true;
+  for (int64_t d = 0; d < ndim; ++d) {
+    if (!reduced[d] || x.size(d) == 1) continue;
+    if (x.stride(d) == 0) {
+      repeat *= x.size(d);
+    } else {
+      only_expanded = false;
+    }
+  }
+  const bool fold_expanded = repeat > 1 && plan.kernel->role == KernelRole::kFast;
+  if (fold_expanded && only_expanded) {
+    // Like the one-element sums above: the element times the repeat, plus 0 (a sum of
+    // -0.0s is +0.0), in the result dtype (integers wrap as a sum of them would).
+    at::Tensor first = x;
+    for (int64_t d = ndim - 1; d >= 0; --d) {
+      if (reduced[d]) first = first.narrow(d, 0, 1);
+    }
+    at::Tensor result = at::empty(plan.out_shape, out_options);
+    at::mul_out(result, first.reshape(plan.out_shape).to(plan.out_dtype), repeat);
+    if (at::isFloatingType(plan.out_dtype)) result.add_(0);
+    plan.result = result;
+    return plan;
+  }
+
   // The geometry sees the dims of size > 1 only (at most 63 of them, since their product
   // is an element count), so that a bit per dim is enough whatever the tensor's rank.
   at::DimVector sizes, strides, dims;
   uint64_t reduced_bits = 0;
   for (int64_t d = 0; d < ndim; ++d) {
     if (x.size(d) == 1) continue;
+    if (fold_expanded && reduced[d] && x.stride(d) == 0) continue;
     if (reduced[d]) reduced_bits |= uint64_t{1} << sizes.size();
     dims.push_back(d);
     sizes.push_back(x.size(d));
@@ -272,19 +302,23 @@ SumPlan make_plan(const at::Tensor& self, at::OptionalIntArrayRef dim, bool keep
   if (!plan_passes(plan.layout, &plan.passes)) {
     // More dims than the geometry indexes (geometry.h): copy into kept-dims-first order,
     // the kept dims in the order the kernels write them, which is one pass of rows.
+    // Folded expanded dims are copied at size 1.
     std::vector<int64_t> copy_order(plan.kept_dims.begin(), plan.kept_dims.end());
+    at::Tensor folded = x;
     for (int64_t d = 0; d < ndim; ++d) {
       if (reduced[d] || x.size(d) == 1) copy_order.push_back(d);
+      if (fold_expanded && reduced[d] && x.stride(d) == 0) folded = folded.narrow(d, 0, 1);
     }
-    plan.input = x.permute(copy_order).contiguous();
+    plan.input = folded.permute(copy_order).contiguous();
     plan.copied = true;
     plan.layout.clear();
     ReductionPass rows;
     rows.outer.ndim = 1;
     rows.outer.sizes[0] = rows.outer_size = plan.outputs;
-    rows.outer.strides[0] = rows.length = plan.length;
+    rows.outer.strides[0] = rows.length = plan.length / (fold_expanded ? repeat : 1);
     plan.passes.assign({rows});
   }
+  if (fold_expanded) plan.passes.back().repeat = repeat;
   return plan;
 }
 

@@ -132,7 +132,7 @@ struct SumPlan {
   at::DimVector kept_dims;
   at::DimVector kept_sizes;  // their sizes
   int64_t outputs = 1;  // elements the kernels write: the product of the kept dims
-  int64_t length = 1;   // elements each output sums
+  int64_t length = 1;   // elements each output sums (auto may read fewer: ReductionPass::repeat)
   // The input was copied into kept-dims-first order: its layout needs more dims than the
   // geometry indexes (kMaxOuterDims).
   bool copied = false;

@@ -108,6 +108,7 @@ pybind11::dict describe_plan(const at::Tensor& x, std::optional<std::vector<int6
     pass["reduced_stride"] = p.reduced_stride;
     pass["inner"] = p.inner;
     pass["inner_stride"] = p.inner_stride;
+    pass["repeat"] = p.repeat;
     pass["packed_rows"] = p.packed_rows();
     pass["even_rows"] = p.even_rows();
     pass["launch"] = choose_launch(p, element, device).describe();

@@ -67,9 +67,38 @@ def test_sliced_and_expanded_inputs_are_described_by_their_strides():
     (q,) = passes(x, 1)["passes"]
     assert q["kind"] == "rows" and not q["packed_rows"] and q["outer"] == [(5, 600)]
     e = torch.empty(1, 64).expand(9, 64)  # stride 0
-    (q,) = passes(e, 0)["passes"]
-    assert q["kind"] == "columns" and q["reduced_stride"] == 0
+    (q,) = passes(e, 1)["passes"]
+    assert q["kind"] == "rows" and q["outer"] == [(9, 0)] and q["repeat"] == 1
     assert not passes(e, 1)["copied"]
+    # A reduced dim of stride 0 is left out and counted: summed once, times its size.
+    (q,) = passes(torch.empty(5, 1, 64).expand(5, 9, 64), [0, 1])["passes"]
+    assert q["kind"] == "columns" and q["length"] == 5 and q["repeat"] == 9
+    assert not passes(e, 0)["needs_kernel"]  # every reduced dim expanded: x[0] * 9
+
+
+@pytest.mark.parametrize("device", DEVICES)
+@pytest.mark.parametrize("dtype", DTYPES, ids=str)
+def test_expanded_reduced_dims(device, dtype):
+    """auto sums the elements under reduced dims of stride 0 once and multiplies by the
+    repeat, before the one rounding to the result (integers wrap as their sum does)."""
+    base = random_tensor((4, 1, 33, 1), dtype, device, seed=3)
+    x = base.expand(4, 7, 33, 1025)
+    for dim in [(0, 1), 1, (1, 2), 3, (1, 3), (0, 1, 2, 3), None, (-1, 0)]:
+        for keepdim in [False, True]:
+            assert_sum_matches(wr.sum(x, dim, keepdim), x, dim, keepdim)
+    for view in [x.transpose(1, 2), x[:, :, 1::2], x.permute(3, 1, 0, 2)]:
+        assert_sum_matches(wr.sum(view, (0, 1)), view, (0, 1))
+    one = base[:1, 0, :5, 0].expand(257, 5)  # every reduced dim expanded
+    assert_sum_matches(wr.sum(one, 0), one, 0)
+    assert_sum_matches(wr.sum(one, 0, keepdim=True), one, 0, keepdim=True)
+    assert_sum_matches(wr.sum(one[0, 0].expand(1000)), one[0, 0].expand(1000))
+    if dtype.is_floating_point:
+        wide = torch.float64 if dtype == torch.float64 else torch.float32
+        assert_sum_matches(wr.sum(x, (0, 1), dtype=wide), x, (0, 1), dtype=wide)
+        zeros = torch.full((1, 3), -0.0, dtype=dtype, device=device).expand(6, 3)
+        assert not torch.signbit(wr.sum(zeros, 0)).any()  # as torch.sum: +0.0
+        specials = torch.tensor([[1.0, float("inf"), float("nan")]], device=device).to(dtype)
+        assert_sum_matches(wr.sum(specials.expand(4, 3), 0), specials.expand(4, 3), 0)
 
 
 def test_only_layouts_beyond_the_geometrys_dims_are_copied():

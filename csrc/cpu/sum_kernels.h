@@ -382,9 +382,15 @@ A combine(const A* p, int64_t count) {
 // A sum as torch.sum gives it: added to 0, as a sum starts from 0. Only -0.0 changes
 // (a sum of -0.0s is +0.0 there, while our trees, which start from the first element, give
 // -0.0); every other value, NaN included, stays as it is.
+// Times `repeat` (ReductionPass::repeat; integers wrap as the repeated sum would).
 template <typename Out, typename S>
-Out from_zero(S sum) {
-  return static_cast<Out>(S(0) + sum);
+Out from_zero(S sum, int64_t repeat) {
+  if constexpr (std::is_integral_v<S>) {
+    using U = std::make_unsigned_t<S>;
+    return static_cast<Out>(static_cast<S>(static_cast<U>(sum) * static_cast<U>(repeat)));
+  } else {
+    return static_cast<Out>(S(0) + sum * static_cast<S>(repeat));
+  }
 }
 
 // ---- Rows pass -----------------------------------------------------------------------
@@ -403,7 +409,7 @@ void rows_pass(const T* x, const ReductionPass& pass, Out* y) {
   const bool vector_rows = stride == 1 || lane_strided<T>(stride);
   if (length <= kTinyRow<T>) {
     for_each_task(rows, length, [&](int64_t row) {
-      y[row] = from_zero<Out>(tiny_sum(x + pass.outer.offset(row), length, stride));
+      y[row] = from_zero<Out>(tiny_sum(x + pass.outer.offset(row), length, stride), pass.repeat);
     });
     return;
   }
@@ -420,20 +426,22 @@ void rows_pass(const T* x, const ReductionPass& pass, Out* y) {
             __builtin_prefetch(ahead + b);
           }
         }
-        y[row] = from_zero<Out>(short_float_sum(x + pass.outer.offset(row), span, stride, end));
+        y[row] = from_zero<Out>(short_float_sum(x + pass.outer.offset(row), span, stride, end),
+                                pass.repeat);
       });
       return;
     }
   }
   if (chunks == 1) {
-    for_each_task(rows, length, [&](int64_t row) { y[row] = from_zero<Out>(chunk_sum(row, 0)); });
+    for_each_task(rows, length,
+                  [&](int64_t row) { y[row] = from_zero<Out>(chunk_sum(row, 0), pass.repeat); });
     return;
   }
   std::unique_ptr<C[]> partial(new C[rows * chunks]);
   for_each_task(rows * chunks, kRowChunk,
                 [&](int64_t task) { partial[task] = chunk_sum(task / chunks, task % chunks); });
   for_each_task(rows, chunks, [&](int64_t row) {
-    y[row] = from_zero<Out>(combine(partial.get() + row * chunks, chunks));
+    y[row] = from_zero<Out>(combine(partial.get() + row * chunks, chunks), pass.repeat);
   });
 }
 
@@ -634,7 +642,8 @@ void columns_pass(const T* x, const ReductionPass& pass, Out* y) {
     column_tile(base, pass.reduced_stride, pass.inner_stride, rows, width, tile, end);
     const int64_t first_output = o * inner + c0;
     if (chunks == 1) {
-      for (int64_t c = 0; c < width; ++c) y[first_output + c] = from_zero<Out>(tile[c]);
+      for (int64_t c = 0; c < width; ++c)
+        y[first_output + c] = from_zero<Out>(tile[c], pass.repeat);
     } else {
       C* into = partial.get() + chunk * outputs + first_output;
       for (int64_t c = 0; c < width; ++c) into[c] = tile[c];
@@ -654,7 +663,7 @@ void columns_pass(const T* x, const ReductionPass& pass, Out* y) {
         for (int64_t j = 0; j < count; ++j) into[j] = into[j] + from[j];
       }
     }
-    for (int64_t j = 0; j < count; ++j) y[j0 + j] = from_zero<Out>(partial[j0 + j]);
+    for (int64_t j = 0; j < count; ++j) y[j0 + j] = from_zero<Out>(partial[j0 + j], pass.repeat);
   });
 }
 
@@ -680,6 +689,7 @@ bool narrow_packed_columns(const T* x, const ReductionPass& pass, Out* y) {
   const int64_t wide_rows = length / m, width = m * inner;
   if (wide_rows < kBlockRows) return false;
   ReductionPass wide = pass;
+  wide.repeat = 1;  // its sums are summed again here
   wide.length = wide_rows;
   wide.reduced_stride = wide.inner = width;
   std::unique_ptr<C[]> sums(new C[pass.outer_size * width]);
@@ -698,7 +708,7 @@ bool narrow_packed_columns(const T* x, const ReductionPass& pass, Out* y) {
         for (int64_t r = 1; r < length - rest; ++r) tail = tail + value(left[r * inner + c]);
         parts[count++] = tail;
       }
-      y[o * inner + c] = from_zero<Out>(combine(parts, count));
+      y[o * inner + c] = from_zero<Out>(combine(parts, count), pass.repeat);
     }
   });
   return true;
@@ -727,6 +737,7 @@ bool narrow_gapped_columns(const T* x, const ReductionPass& pass, Out* y) {
     return false;
   }
   ReductionPass wide = pass;
+  wide.repeat = 1;  // its sums are summed again here
   wide.outer.ndim = d;
   wide.outer.sizes[d] = 0;
   wide.outer.strides[d] = 0;
@@ -736,7 +747,7 @@ bool narrow_gapped_columns(const T* x, const ReductionPass& pass, Out* y) {
   columns_or_narrow(x, wide, sums.get());
   for_each_task(pass.outer_size, inner, [&](int64_t o) {
     const C* s = sums.get() + o / count * width + o % count * gap_stride;
-    for (int64_t c = 0; c < inner; ++c) y[o * inner + c] = from_zero<Out>(s[c]);
+    for (int64_t c = 0; c < inner; ++c) y[o * inner + c] = from_zero<Out>(s[c], pass.repeat);
   });
   return true;
 }

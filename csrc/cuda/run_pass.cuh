@@ -27,7 +27,7 @@ Q policy_variant(const P& policy) {
   if constexpr (std::is_same_v<Q, P>) {
     return policy;
   } else {
-    return Q{};
+    return Q{policy.repeat};
   }
 }
 
@@ -213,7 +213,7 @@ void auto_passes(const SumPlan& plan, at::Tensor& out) {
   run_pass_chain<carry_t<T>>(plan, kernel_data<T>(plan.input), out.mutable_data_ptr<out_t<T>>(),
                              out, [&](const auto* x, const ReductionPass& pass, auto* y) {
                                using In = std::remove_cv_t<std::remove_pointer_t<decltype(x)>>;
-                               run_pass(x, pass, y, out, AutoSums<In>{});
+                               run_pass(x, pass, y, out, AutoSums<In>{pass.repeat});
                              });
 }
 
