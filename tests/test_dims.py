@@ -92,6 +92,10 @@ def test_expanded_reduced_dims(device, dtype):
     assert_sum_matches(wr.sum(one, 0), one, 0)
     assert_sum_matches(wr.sum(one, 0, keepdim=True), one, 0, keepdim=True)
     assert_sum_matches(wr.sum(one[0, 0].expand(1000)), one[0, 0].expand(1000))
+    for out_dtype in [] if dtype.is_complex else [torch.bool, torch.uint8, torch.float16]:
+        assert_sum_matches(wr.sum(one, 0, dtype=out_dtype), one, 0, dtype=out_dtype)
+        assert_sum_matches(wr.sum(x, (0, 1), dtype=out_dtype), x, (0, 1), dtype=out_dtype)
+    assert wr.sum(one.t(), 1).is_contiguous() and wr.sum(x.transpose(0, 2), (1, 2)).is_contiguous()
     if dtype.is_floating_point:
         wide = torch.float64 if dtype == torch.float64 else torch.float32
         assert_sum_matches(wr.sum(x, (0, 1), dtype=wide), x, (0, 1), dtype=wide)

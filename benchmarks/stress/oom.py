@@ -70,7 +70,9 @@ def out_of_memory(stream, name, failures, call, *inputs, room_fails=True):
 def oom(args):
     cuda_or_skip()
     kernels = wr.kernels("cuda")
-    staged = [k for k in kernels if k != "auto"]  # these copy what is not rows into rows
+    # The staged kernels and cub read rows: they copy what is not rows into rows (auto and
+    # exact read any layout in place).
+    staged = wr.kernels("cuda", "stage") + wr.kernels("cuda", "baseline")
     limit = MemoryLimit()
     big = 512 * MiB  # what each provoked allocation needs, against `headroom` available
     headroom = 64 * MiB

@@ -81,10 +81,15 @@ struct AutoSums {
 
   __device__ __forceinline__ static void add(Acc& acc, T x) { acc += static_cast<Acc>(x); }
   __device__ __forceinline__ static Sum sum_of(const Acc& acc) { return static_cast<Sum>(acc); }
-  // (Integers: Sum is unsigned, and wraps as the repeated sum would.)
+  // Output q's value from its sum (integers: Sum is unsigned, and wraps as the repeated
+  // sum would), and the value stored.
+  template <typename Out>
+  __device__ __forceinline__ Out output(const Sum& sum) const {
+    return static_cast<Out>(sum * static_cast<Sum>(repeat));
+  }
   template <typename Out>
   __device__ __forceinline__ void store(Out* y, int64_t q, const Sum& sum) const {
-    y[q] = static_cast<Out>(sum * static_cast<Sum>(repeat));
+    y[q] = output<Out>(sum);
   }
 };
 

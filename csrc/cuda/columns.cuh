@@ -134,7 +134,7 @@ __device__ __forceinline__ void store_outputs(const P& policy, Out* y, int64_t q
   } else {
     Out values[kVec];
 #pragma unroll
-    for (int j = 0; j < kVec; ++j) values[j] = static_cast<Out>(sums[j]);
+    for (int j = 0; j < kVec; ++j) values[j] = policy.template output<Out>(sums[j]);
 #pragma unroll
     for (int k = 0; k < int{kVec * sizeof(Out) / 16}; ++k) {
       uint4 chunk;
