@@ -346,7 +346,15 @@ WARPREDUCE_HOST_DEVICE inline CertifiedSum certified_two_sum_chain(double hi, do
 
 // a + b: exact but for the errors of two additions of the small parts, which go into
 // the bound. Commutative, and certification makes the order of merging irrelevant.
+// Where neither has a small part (sums exact in double, the common case of the trees
+// over lanes and threads), one TwoSum is all: s + e == a.hi + b.hi exactly.
 WARPREDUCE_HOST_DEVICE inline CertifiedSum combine(const CertifiedSum& a, const CertifiedSum& b) {
+  if (a.lo == 0 && b.lo == 0) {
+    CertifiedSum r;
+    two_sum(a.hi, b.hi, r.hi, r.lo);
+    r.bound = a.bound + b.bound;
+    return r;
+  }
   double s, e, t, e1, l, e2;
   two_sum(a.hi, b.hi, s, e);
   two_sum(a.lo, b.lo, t, e1);

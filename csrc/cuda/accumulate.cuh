@@ -170,12 +170,13 @@ __device__ __noinline__ T exact_output_by_block(const ExactSource<T>& source, in
 // The smallest lsb key of the elements makes a sum that a double holds exactly certify
 // with a zero bound, ties of T included: without it 9% of the sums of 8 random float32
 // values (0.5% at 4096) landed on a tie under a nonzero bound and went to the fallback,
-// which ran the named dim sums at 0.02-0.90x auto on the H100. Every kChunk elements the
-// chain folds its sum into `folded` (combine: exact but for the roundings of the small
-// parts): a chunk of ordinary data is exact in double, where one chain of 2^19 N(0, 1)
-// float32 values had a rounded-sum bound of ~1/4 ulp and certified 7% of the time. (Host
-// simulation of two chains an output, csrc/exact.h compiled for the CPU: with both, 100%
-// of normal, uniform and log-normal sums of 8 to 2^22 elements certify.)
+// which ran the named dim sums at 0.02-0.90x auto on the H100. Every kChunk elements (a
+// few more where checked a vector at a time) the chain folds its sum into `folded`
+// (combine: exact but for the roundings of the small parts): a chunk of ordinary data is
+// exact in double, where one chain of 2^19 N(0, 1) float32 values had a rounded-sum bound
+// of ~1/4 ulp and certified 7% of the time. (Host simulation of two chains an output,
+// csrc/exact.h compiled for the CPU: with both, 100% of normal, uniform and log-normal
+// sums of 8 to 2^22 elements certify.)
 template <typename T>
 struct ExactChain {
   static constexpr int kChunk = 1024;
@@ -191,7 +192,12 @@ struct ExactChain {
     sum += static_cast<double>(f);
     magnitude += fabsf(f);
     key = min(key, exact::lsb_key(f));
-    if (++count == kChunk) fold();
+    ++count;
+  }
+  // After an element, or a vector's elements (the check a vector, not an element):
+  // chunks of kChunk to kChunk + 15 elements.
+  __device__ __forceinline__ void fold_if_full() {
+    if (count >= kChunk) fold();
   }
   // Inlined, though rare: a call would put the chain in local memory.
   __device__ __forceinline__ void fold() {
@@ -218,6 +224,7 @@ struct ExactChain<double> {
     exact::two_sum_step(hi, lo, magnitude, x);
     ++count;
   }
+  __device__ __forceinline__ void fold_if_full() {}  // a TwoSum chain certifies at any length
   __device__ __forceinline__ CertifiedSum certified() const {
     return exact::certified_two_sum_chain(hi, lo, magnitude, count);
   }
@@ -234,8 +241,13 @@ struct ExactLanes {
     memcpy(lanes, &raw, sizeof(raw));
 #pragma unroll
     for (int j = 0; j < kLanes; ++j) chains[j * 2 / kLanes].add(lanes[j]);
+    chains[0].fold_if_full();
+    chains[1].fold_if_full();
   }
-  __device__ __forceinline__ void add_value(T x) { chains[0].add(x); }
+  __device__ __forceinline__ void add_value(T x) {
+    chains[0].add(x);
+    chains[0].fold_if_full();
+  }
   template <typename C>
   __device__ __forceinline__ CertifiedSum total() const {
     return chains[0].certified() + chains[1].certified();
@@ -256,7 +268,10 @@ struct ExactSums {
 
   ExactSource<T> source;  // for recomputing an output whose certificate fails
 
-  __device__ __forceinline__ static void add(Acc& acc, T x) { acc.add(x); }
+  __device__ __forceinline__ static void add(Acc& acc, T x) {
+    acc.add(x);
+    acc.fold_if_full();
+  }
   __device__ __forceinline__ static Sum sum_of(const Acc& acc) { return acc.certified(); }
   // The last pass writes T, correctly rounded; a pass before it writes its certified
   // sums for the next (Out = CertifiedSum).
