@@ -247,9 +247,11 @@ WARPREDUCE_HOST_DEVICE inline CertifiedSum zero_sum() { return {0.0, 0.0, 0.0}; 
 
 // gamma(n) = n u / (1 - n u): a result of n rounded operations on exact inputs is off by
 // a factor within 1 +- gamma(n). Infinite, certifying nothing, past n u = 2^-10.
+// (Bounded without a division, which costs dozens of instructions on a GPU: for
+// x <= 1/2, 1 / (1 - x) <= 1 + 2x.)
 WARPREDUCE_HOST_DEVICE inline double gamma(double n) {
   const double nu = n * kUnitRoundoff;
-  return nu < 0x1p-10 ? nu / (1 - nu) : INFINITY;
+  return nu < 0x1p-10 ? nu * (1 + 2 * nu) : INFINITY;
 }
 
 // Bounds are computed in round to nearest too, a few operations at each step and merge;
@@ -272,7 +274,7 @@ WARPREDUCE_HOST_DEVICE inline double abs_sum_bound(double abs_sum, double depth)
 // the tighter gamma form of abs_sum_bound gives up).
 WARPREDUCE_HOST_DEVICE inline double float_abs_sum_bound(float abs_sum, double depth) {
   const double nu = depth * 0x1p-24;
-  return nu <= 0.5 ? static_cast<double>(abs_sum) / (1 - nu) : INFINITY;
+  return nu <= 0.5 ? static_cast<double>(abs_sum) * (1 + 2 * nu) : INFINITY;  // (see gamma)
 }
 
 // The smallest exponent of the elements' last significand bits, kept as a "lsb key": for

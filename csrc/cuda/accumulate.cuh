@@ -215,6 +215,15 @@ struct ExactChain {
   __device__ __forceinline__ CertifiedSum certified() const {
     return has_folded ? exact::combine(folded, chunk()) : chunk();
   }
+  // a and b as one certified sum: added as rounded sums (one more rounded addition for
+  // every element) and certified once, unless either has folded.
+  __device__ __forceinline__ static CertifiedSum merged(const ExactChain& a, const ExactChain& b) {
+    if (a.has_folded || b.has_folded) return exact::combine(a.certified(), b.certified());
+    const double depth = (a.count > b.count ? a.count : b.count) + 1;
+    return exact::certified_rounded_sum<T>(
+        a.sum + b.sum, exact::float_abs_sum_bound(a.magnitude + b.magnitude, depth), depth,
+        exact::lsb_exponent<T>(min(a.key, b.key)));
+  }
 };
 template <>
 struct ExactChain<double> {
@@ -227,6 +236,9 @@ struct ExactChain<double> {
   __device__ __forceinline__ void fold_if_full() {}  // a TwoSum chain certifies at any length
   __device__ __forceinline__ CertifiedSum certified() const {
     return exact::certified_two_sum_chain(hi, lo, magnitude, count);
+  }
+  __device__ __forceinline__ static CertifiedSum merged(const ExactChain& a, const ExactChain& b) {
+    return exact::combine(a.certified(), b.certified());
   }
 };
 
@@ -250,7 +262,7 @@ struct ExactLanes {
   }
   template <typename C>
   __device__ __forceinline__ CertifiedSum total() const {
-    return chains[0].certified() + chains[1].certified();
+    return ExactChain<T>::merged(chains[0], chains[1]);
   }
 };
 
