@@ -267,10 +267,10 @@ SumPlan make_plan(const at::Tensor& self, at::OptionalIntArrayRef dim, bool keep
   }
   const bool fold_expanded = repeat > 1 && plan.kernel->role == KernelRole::kFast;
   if (fold_expanded && only_expanded) {
-    // Like the one-element sums above, into a new contiguous tensor: the element times
-    // the repeat, rounded once to a float result, plus 0 (a sum of -0.0s is +0.0); for
-    // the other dtypes in int64, which wraps as the sum does, then converted as torch.sum
-    // converts its sum.
+    // Like the one-element sums above, into a new contiguous tensor: 0 plus the element
+    // times the repeat, rounded once to a float result, in one pass (a sum of -0.0s is
+    // +0.0); for the other dtypes in int64, which wraps as the sum does, then converted
+    // as torch.sum converts its sum.
     at::Tensor first = x;
     for (int64_t d = ndim - 1; d >= 0; --d) {
       if (reduced[d]) first = first.narrow(d, 0, 1);
@@ -278,8 +278,8 @@ SumPlan make_plan(const at::Tensor& self, at::OptionalIntArrayRef dim, bool keep
     const at::Tensor elements = first.reshape(plan.out_shape);
     if (at::isFloatingType(plan.out_dtype)) {
       at::Tensor result = at::empty(plan.out_shape, out_options);
-      at::mul_out(result, elements.to(plan.out_dtype), repeat);
-      plan.result = result.add_(0);
+      at::add_out(result, at::zeros({}, out_options), elements.to(plan.out_dtype), repeat);
+      plan.result = result;
     } else {
       at::Tensor wide = at::empty(plan.out_shape, out_options.dtype(at::kLong));
       at::mul_out(wide, elements.to(at::kLong), repeat);
