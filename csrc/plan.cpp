@@ -3,6 +3,7 @@
 #include <ATen/ops/add.h>
 #include <ATen/ops/empty.h>
 #include <ATen/ops/mul.h>
+#include <ATen/ops/scalar_tensor.h>
 #include <ATen/ops/view_as_complex.h>
 #include <ATen/ops/view_as_real.h>
 #include <ATen/ops/zeros.h>
@@ -217,6 +218,21 @@ SumPlan make_plan(const at::Tensor& self, at::OptionalIntArrayRef dim, bool keep
   }
   plan.input = x;
 
+  // auto sums an expanded reduced dim (stride 0: every index the same elements) once and
+  // multiplies by its size, `repeat`: on the last pass, or here when every reduced dim is
+  // expanded. (exact and the staged kernels add every element.)
+  int64_t repeat = 1;
+  bool only_expanded = true;
+  for (int64_t d = 0; d < ndim; ++d) {
+    if (!reduced[d] || x.size(d) == 1) continue;
+    if (x.stride(d) == 0) {
+      repeat *= x.size(d);
+    } else {
+      only_expanded = false;
+    }
+  }
+  const bool fold_expanded = repeat > 1 && plan.kernel->role == KernelRole::kFast;
+
   // Sums that need no kernel.
   const at::TensorOptions out_options = x.options().dtype(plan.out_dtype);
   if (plan.outputs == 0) {
@@ -229,15 +245,23 @@ SumPlan make_plan(const at::Tensor& self, at::OptionalIntArrayRef dim, bool keep
     // nothing to add.
     TORCH_CHECK_NOT_IMPLEMENTED(false, "warpreduce.sum: dtype=", *dtype,
                                 " is not supported (torch.sum does not sum into it either)");
-  } else if (plan.length == 1) {
-    // One element each: the element added to 0, as torch.sum adds it (-0.0 sums to +0.0),
-    // into a new tensor.
+  } else if (plan.length == 1 || (fold_expanded && only_expanded)) {
+    // One distinct element each (every reduced dim of size 1, or expanded), into a new
+    // tensor: floats as 0 + repeat x, one rounding, as torch.sum adds from 0 (-0.0 sums
+    // to +0.0; the 0 a CPU scalar, no device allocation); integers times the repeat in
+    // the result dtype, which wraps as their sum does (a bool result: the element).
+    at::Tensor first = x;
+    for (int64_t d = 0; d < ndim; ++d) {
+      if (reduced[d]) first = first.narrow(d, 0, 1);
+    }
     at::Tensor result = at::empty(plan.out_shape, out_options);
-    const at::Tensor elements = x.reshape(plan.out_shape).to(plan.out_dtype);
+    const at::Tensor elements = first.reshape(plan.out_shape).to(plan.out_dtype);
     if (at::isFloatingType(plan.out_dtype)) {
-      at::add_out(result, elements, 0);
-    } else {
+      at::add_out(result, at::scalar_tensor(0, out_options.device(at::kCPU)), elements, repeat);
+    } else if (repeat == 1 || plan.out_dtype == at::kBool) {
       result.copy_(elements);
+    } else {
+      at::mul_out(result, elements, repeat);
     }
     plan.result = result;
   }
@@ -249,42 +273,6 @@ SumPlan make_plan(const at::Tensor& self, at::OptionalIntArrayRef dim, bool keep
     ReductionPass row;
     row.length = plan.length;
     plan.passes.push_back(row);
-    return plan;
-  }
-
-  // auto sums an expanded reduced dim (stride 0: every index the same elements) once and
-  // multiplies by its size, unless every reduced dim is expanded: then each output is one
-  // element times their product. (exact and the staged kernels add every element.)
-  int64_t repeat = 1;
-  bool only_expanded = true;
-  for (int64_t d = 0; d < ndim; ++d) {
-    if (!reduced[d] || x.size(d) == 1) continue;
-    if (x.stride(d) == 0) {
-      repeat *= x.size(d);
-    } else {
-      only_expanded = false;
-    }
-  }
-  const bool fold_expanded = repeat > 1 && plan.kernel->role == KernelRole::kFast;
-  if (fold_expanded && only_expanded) {
-    // Like the one-element sums above, into a new contiguous tensor: 0 plus the element
-    // times the repeat, rounded once to a float result, in one pass (a sum of -0.0s is
-    // +0.0); for the other dtypes in int64, which wraps as the sum does, then converted
-    // as torch.sum converts its sum.
-    at::Tensor first = x;
-    for (int64_t d = ndim - 1; d >= 0; --d) {
-      if (reduced[d]) first = first.narrow(d, 0, 1);
-    }
-    const at::Tensor elements = first.reshape(plan.out_shape);
-    if (at::isFloatingType(plan.out_dtype)) {
-      at::Tensor result = at::empty(plan.out_shape, out_options);
-      at::add_out(result, at::zeros({}, out_options), elements.to(plan.out_dtype), repeat);
-      plan.result = result;
-    } else {
-      at::Tensor wide = at::empty(plan.out_shape, out_options.dtype(at::kLong));
-      at::mul_out(wide, elements.to(at::kLong), repeat);
-      plan.result = wide.to(plan.out_dtype);
-    }
     return plan;
   }
 
