@@ -8,13 +8,16 @@
 //                       elements (add(vector), add_value(element), total() -> Sum);
 //   P::Acc              a running sum of one output, element by element (add(acc, x),
 //                       sum_of(acc) -> Sum);
-//   p.store(y, q, sum)  output q from its sum, through `y`.
+//   p.store(y, q, sum)  output q from its sum, through `y`;
+//   exact policies also P::certificate(sum) -> CertifiedSum and p.recomputed(q).
 //
 // AutoSums: short chains of acc_t<T> per lane, combined in combine_t<T> (sum_traits.h,
 // rows.cuh say why). ExactSums (floats only): certified sums (exact.h): elements added in
 // double with their magnitudes, combined without losing more than a bound; store()
 // rounds once when the bound proves the correctly rounded value, else recomputes the
 // output exactly (a superaccumulator) from the elements that ExactSource locates.
+// ExactRoundedSums (16- and 32-bit floats, outputs short enough): the same, certified
+// once an output instead of at every level of the trees.
 #pragma once
 
 #include <type_traits>
@@ -163,6 +166,20 @@ __device__ __noinline__ T exact_output_by_block(const ExactSource<T>& source, in
   return acc.finalize();
 }
 
+// Output q of an exact sum from its certified sum: the last pass writes T, correctly
+// rounded (recomputed from `source` where the certificate fails); a pass before it
+// writes the certified sum for the next (Out = CertifiedSum).
+template <typename T, typename Out>
+__device__ __forceinline__ void store_exact(const ExactSource<T>& source, Out* y, int64_t q,
+                                            const CertifiedSum& sum) {
+  if constexpr (std::is_same_v<Out, CertifiedSum>) {
+    y[q] = sum;
+  } else {
+    T value;
+    y[q] = exact::certify<T>(sum, &value) ? value : exact_output(source, q);
+  }
+}
+
 // A running certified sum of one chain of elements: 16- and 32-bit floats add exactly
 // into a double, their magnitudes into a float (exact.h bounds the error from both);
 // doubles go through TwoSum, their errors kept in lo.
@@ -285,17 +302,138 @@ struct ExactSums {
     acc.fold_if_full();
   }
   __device__ __forceinline__ static Sum sum_of(const Acc& acc) { return acc.certified(); }
-  // The last pass writes T, correctly rounded; a pass before it writes its certified
-  // sums for the next (Out = CertifiedSum).
+  __device__ __forceinline__ static CertifiedSum certificate(const Sum& sum) { return sum; }
   template <typename Out>
   __device__ __forceinline__ void store(Out* y, int64_t q, const Sum& sum) const {
-    if constexpr (std::is_same_v<Out, CertifiedSum>) {
-      y[q] = sum;
-    } else {
-      T value;
-      y[q] = exact::certify<T>(sum, &value) ? value : exact_output(source, q);
-    }
+    store_exact(source, y, q, sum);
   }
+  __device__ __forceinline__ T recomputed(int64_t q) const { return exact_output(source, q); }
+};
+
+// ---- exact, certified once an output ------------------------------------------------
+
+namespace exact {
+
+// What the kernels of an exact sum of 16- or 32-bit floats combine where its outputs are
+// short enough (exact_passes says when): a rounded sum, certified once, at its output,
+// rather than a certified sum at every lane and level of the trees (a TwoSum, its
+// branches and three doubles each). `sum`: the elements added in double, in any order;
+// `magnitude`: at least sum |x| (float, every addition rounded up); `mark`: the
+// complement of the smallest lsb key (combined by max, so that a zeroed RoundedSum, the
+// trees' zero, holds no element); `depth`: the most rounded additions any element went
+// through, a chain's additions not counted where exact_in_double proves them exact.
+struct RoundedSum {
+  double sum;
+  float magnitude;
+  uint32_t mark;
+  uint32_t depth;
+};
+__device__ __forceinline__ RoundedSum operator+(const RoundedSum& a, const RoundedSum& b) {
+  return {a.sum + b.sum, __fadd_ru(a.magnitude, b.magnitude), max(a.mark, b.mark),
+          max(a.depth, b.depth) + 1};
+}
+__device__ __forceinline__ RoundedSum& operator+=(RoundedSum& a, const RoundedSum& b) {
+  return a = a + b;
+}
+__device__ __forceinline__ RoundedSum shfl_xor(const RoundedSum& v, unsigned offset,
+                                               unsigned mask = kFullMask) {
+  return {__shfl_xor_sync(mask, v.sum, offset), __shfl_xor_sync(mask, v.magnitude, offset),
+          __shfl_xor_sync(mask, v.mark, offset), __shfl_xor_sync(mask, v.depth, offset)};
+}
+__device__ __forceinline__ RoundedSum shfl_down(const RoundedSum& v, unsigned offset,
+                                                unsigned mask = kFullMask, int width = 32) {
+  return {__shfl_down_sync(mask, v.sum, offset, width),
+          __shfl_down_sync(mask, v.magnitude, offset, width),
+          __shfl_down_sync(mask, v.mark, offset, width),
+          __shfl_down_sync(mask, v.depth, offset, width)};
+}
+__device__ __forceinline__ RoundedSum load_coherent(const RoundedSum* p) {
+  return {__ldcg(&p->sum), __ldcg(&p->magnitude), __ldcg(&p->mark), __ldcg(&p->depth)};
+}
+
+// The certified sum a RoundedSum of elements of T stands for (certified_rounded_sum).
+template <typename T>
+__device__ __forceinline__ CertifiedSum certified(const RoundedSum& r) {
+  return certified_rounded_sum<T>(r.sum, r.magnitude, r.depth, lsb_exponent<T>(~r.mark));
+}
+
+}  // namespace exact
+
+using exact::RoundedSum;
+
+// A thread's chain of elements into a RoundedSum: ExactChain without the folds (a chain
+// that exact_in_double does not prove exact counts its length as its depth).
+template <typename T>
+struct RoundedChain {
+  double sum = 0;
+  float magnitude = 0;
+  uint32_t key = exact::kNoLsbKey;
+  uint32_t count = 0;
+
+  __device__ __forceinline__ void add(T x) {
+    const float f = static_cast<float>(x);
+    sum += static_cast<double>(f);
+    magnitude = __fadd_ru(magnitude, fabsf(f));
+    key = min(key, exact::lsb_key(f));
+    ++count;
+  }
+  __device__ __forceinline__ RoundedSum total() const {
+    const bool exact = exact::exact_in_double<T>(magnitude, exact::lsb_exponent<T>(key));
+    return {sum, magnitude, ~key, exact ? 0u : count};
+  }
+  // a and b as one chain (one more addition for every element).
+  __device__ __forceinline__ static RoundedSum merged(const RoundedChain& a, const RoundedChain& b) {
+    const float magnitude = __fadd_ru(a.magnitude, b.magnitude);
+    const uint32_t key = min(a.key, b.key);
+    const bool exact = exact::exact_in_double<T>(magnitude, exact::lsb_exponent<T>(key));
+    return {a.sum + b.sum, magnitude, ~key, exact ? 0u : max(a.count, b.count) + 1};
+  }
+};
+
+// A thread's stream of 16-byte vectors, in two chains (independent adds).
+template <typename T>
+struct RoundedLanes {
+  static constexpr int kLanes = 16 / sizeof(T);
+  using value_t = T;
+  RoundedChain<T> chains[2];
+  __device__ __forceinline__ void add(const uint4& raw) {
+    T lanes[kLanes];
+    memcpy(lanes, &raw, sizeof(raw));
+#pragma unroll
+    for (int j = 0; j < kLanes; ++j) chains[j * 2 / kLanes].add(lanes[j]);
+  }
+  __device__ __forceinline__ void add_value(T x) { chains[0].add(x); }
+  template <typename C>
+  __device__ __forceinline__ RoundedSum total() const {
+    return RoundedChain<T>::merged(chains[0], chains[1]);
+  }
+};
+
+// kernel="exact" through RoundedSums: float16, bfloat16 and float32.
+template <typename T>
+struct ExactRoundedSums {
+  static_assert(std::is_same_v<T, float> || std::is_same_v<T, c10::Half> ||
+                std::is_same_v<T, c10::BFloat16>);
+  using Element = T;
+  using Sum = RoundedSum;
+  using Lanes = RoundedLanes<T>;
+  using Acc = RoundedChain<T>;
+  using Short = ExactRoundedSums;
+  using Full = ExactRoundedSums;
+  static constexpr bool kExact = true;
+
+  ExactSource<T> source;
+
+  __device__ __forceinline__ static void add(Acc& acc, T x) { acc.add(x); }
+  __device__ __forceinline__ static Sum sum_of(const Acc& acc) { return acc.total(); }
+  __device__ __forceinline__ static CertifiedSum certificate(const Sum& sum) {
+    return exact::certified<T>(sum);
+  }
+  template <typename Out>
+  __device__ __forceinline__ void store(Out* y, int64_t q, const Sum& sum) const {
+    store_exact(source, y, q, certificate(sum));
+  }
+  __device__ __forceinline__ T recomputed(int64_t q) const { return exact_output(source, q); }
 };
 
 // A partial sum another block left (the finish of split kernels): read from L2, where

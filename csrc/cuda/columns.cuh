@@ -94,14 +94,29 @@ __device__ __forceinline__ void sum_down_ty(C (&v)[kVec], C* shared, unsigned tx
   }
 }
 
-// What a thread reads of one row: kVec adjacent elements, one 16-byte vector (kVec > 1)
-// or one element (an ordinary load: L1 keeps the sector for the neighbouring rows' and
-// columns' loads of a strided or unaligned layout).
+// 8 bytes, read once, as load_streaming reads 16.
+__device__ __forceinline__ uint2 load_streaming(const uint2* p) {
+#if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 700
+  uint2 v;
+  asm volatile("ld.global.nc.L1::no_allocate.v2.u32 {%0, %1}, [%2];"
+               : "=r"(v.x), "=r"(v.y)
+               : "l"(p));
+  return v;
+#else
+  return __ldg(p);
+#endif
+}
+
+// What a thread reads of one row: kVec adjacent elements, one vector of 16 or 8 bytes
+// (kVec > 1) or one element (an ordinary load: L1 keeps the sector for the neighbouring
+// rows' and columns' loads of a strided or unaligned layout).
 template <typename T, int kVec>
 struct Loaded {
-  uint4 raw{0, 0, 0, 0};
+  static_assert(kVec * sizeof(T) == 16 || kVec * sizeof(T) == 8);
+  using Raw = std::conditional_t<kVec * sizeof(T) == 16, uint4, uint2>;
+  Raw raw{};
   __device__ __forceinline__ static Loaded load(const T* p) {
-    return {load_streaming(reinterpret_cast<const uint4*>(p))};
+    return {load_streaming(reinterpret_cast<const Raw*>(p))};
   }
   template <typename P>
   __device__ __forceinline__ void add_to(typename P::Acc (&acc)[kVec]) const {
@@ -124,11 +139,21 @@ struct Loaded<T, 1> {
 // A thread's kVec adjacent outputs; 16 bytes at a time when they fill whole vectors (the
 // outputs of the vectorized kernels are, from an aligned allocation): four 4-byte
 // stores a thread left 68% of the full sum's speed on 8 x 2^24 dim 0. Exact sums store
-// one by one (each may need its fallback).
+// one by one, all certified before any fallback (whose call would otherwise keep the
+// other sums alive across it: 52-112 bytes of spills a thread at 64 registers).
 template <typename P, typename Out, typename C, int kVec>
 __device__ __forceinline__ void store_outputs(const P& policy, Out* y, int64_t q,
                                               const C (&sums)[kVec]) {
-  if constexpr (P::kExact || kVec * sizeof(Out) % 16 != 0) {
+  if constexpr (P::kExact && !std::is_same_v<Out, CertifiedSum>) {
+    Out values[kVec];
+    bool certified[kVec];
+#pragma unroll
+    for (int j = 0; j < kVec; ++j) {
+      certified[j] = exact::certify<Out>(P::certificate(sums[j]), &values[j]);
+    }
+#pragma unroll
+    for (int j = 0; j < kVec; ++j) y[q + j] = certified[j] ? values[j] : policy.recomputed(q + j);
+  } else if constexpr (P::kExact || kVec * sizeof(Out) % 16 != 0) {
 #pragma unroll
     for (int j = 0; j < kVec; ++j) policy.store(y, q + j, sums[j]);
   } else {
@@ -145,9 +170,11 @@ __device__ __forceinline__ void store_outputs(const P& policy, Out* y, int64_t q
 }
 
 // Two blocks an SM where the accumulators leave room (64 registers a thread); the wide
-// integer accumulators of 1- and 2-byte types, and exact sums, need more.
+// integer accumulators of 1- and 2-byte types, and certified sums, need more. Rounded
+// exact sums (8-byte vectors, run_pass.cuh) fit, with a few spills past the loop.
 template <typename P, int kVec>
-constexpr int kColumnMinBlocks = sizeof(typename P::Acc) * kVec <= 32 ? 2 : 1;
+constexpr int kColumnMinBlocks =
+    sizeof(typename P::Acc) * kVec <= 32 || std::is_same_v<typename P::Sum, RoundedSum> ? 2 : 1;
 
 template <typename T, typename Out, int kVec, typename P>
 __global__ void __launch_bounds__(kColumnThreads, (kColumnMinBlocks<P, kVec>))

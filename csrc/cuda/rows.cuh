@@ -172,7 +172,7 @@ __device__ __forceinline__ void store_by_block(const P& policy, Out* y, int64_t 
     __shared__ bool certified;
     if (threadIdx.x == 0) {
       T value;
-      certified = exact::certify<T>(total, &value);
+      certified = exact::certify<T>(P::certificate(total), &value);
       if (certified) y[q] = value;
     }
     __syncthreads();
@@ -252,13 +252,14 @@ constexpr unsigned kVectorRowsThreads = 512;
 // Short rows of whole 16-byte vectors, one after the other (row r is vectors [r * V,
 // r * V + V) of x, V <= 32): a group of pow2_ceil(V) lanes a row, one vector a lane, so a
 // warp reads 512 contiguous bytes; 8 rows a group in flight. Auto sums rows this short in
-// acc_t (AutoSums<T, kShort>).
+// acc_t (AutoSums<T, kShort>). Exact sums keep 4 rows in flight, for two blocks an SM:
+// with 8 they took 100 registers a thread, one block.
 template <typename T, typename Out, typename P>
-__global__ void __launch_bounds__(kVectorRowsThreads)
+__global__ void __launch_bounds__(kVectorRowsThreads, P::kExact ? 2 : 1)
     rows_vectors(const T* __restrict__ x, int64_t count, unsigned vectors_per_row, unsigned group,
                  Out* __restrict__ y, P policy) {
   using Sum = typename P::Sum;
-  constexpr int kUnroll = 8;
+  constexpr int kUnroll = P::kExact ? 4 : 8;
   const uint4* v = reinterpret_cast<const uint4*>(x);
   const unsigned lane = threadIdx.x % 32;
   const unsigned lane_in_row = lane % group;

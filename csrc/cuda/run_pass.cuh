@@ -9,7 +9,9 @@
 #include <c10/cuda/CUDAStream.h>
 
 #include <algorithm>
+#include <cstdlib>
 #include <limits>
+#include <string>
 
 #include "../pass_chain.h"
 #include "../plan.h"
@@ -192,7 +194,11 @@ void run_pass(const T* x, const ReductionPass& pass, Out* y, const at::Tensor& l
           x,          pass.outer,       pass.outer_size, pass.length, pass.reduced_stride,
           pass.inner, pass.inner_stride};
       if (launch.vector > 1) {
-        launch_columns<T, Out, 16 / sizeof(T)>(c, launch, y, like, policy);
+        // Rounded exact sums read 8 bytes a lane: 16 (8 bfloat16 chains a thread) needed
+        // 128 registers and spilled 80 bytes in the loop.
+        constexpr int kVec =
+            std::is_same_v<typename P::Sum, RoundedSum> ? 8 / sizeof(T) : 16 / sizeof(T);
+        launch_columns<T, Out, kVec>(c, launch, y, like, policy);
       } else {
         launch_columns<T, Out, 1>(c, launch, y, like, policy);
       }
@@ -234,6 +240,27 @@ __global__ void __launch_bounds__(kCarryThreads)
     for (int64_t r = 0; r < c.length; ++r) sum += first[r * c.reduced_stride];
     policy.store(y, q, sum);
   }
+}
+
+// Whether a first pass of an exact sum of 16- or 32-bit floats combines RoundedSums,
+// certified once an output (accumulate.cuh), rather than certified sums at every level.
+// A rounded sum's bound is 0 where exact_in_double proves it exact, else gamma(depth)
+// sum |x|, which must stay well below half an ulp of the result for the certificate to
+// hold. The 16-bit results' ulps are so wide that it always does; a float32 output of
+// n N(0, 1) values is exact in double to about 2^14 elements (its smallest element's
+// last bit sets the limit) and past that fails its certificate with a chance of about
+// depth sqrt(n) 2^-29, each failure a recomputation by one thread: float32 takes
+// rounded sums up to 2^14 elements an output, the certified ones (exact chunks, exact
+// combining) above.
+// WARPREDUCE_EXACT_CERTIFY_EACH=1 certifies at every level everywhere: a knob for
+// measuring the two side by side (benchmarks), read once.
+inline bool certify_once(const ReductionPass& pass, size_t element_bytes) {
+  static const bool certify_each = [] {
+    const char* v = std::getenv("WARPREDUCE_EXACT_CERTIFY_EACH");
+    return v != nullptr && std::string(v) == "1";
+  }();
+  constexpr int64_t kFloatMaxLength = int64_t{1} << 14;
+  return !certify_each && (element_bytes == 2 || pass.length <= kFloatMaxLength);
 }
 
 // Where an exact sum's outputs' elements are (ExactSource): the pass's own geometry for
@@ -305,6 +332,11 @@ void exact_passes(const SumPlan& plan, at::Tensor& out) {
         using In = std::remove_cv_t<std::remove_pointer_t<decltype(in)>>;
         using To = std::remove_pointer_t<decltype(to)>;
         if constexpr (std::is_same_v<In, T>) {
+          if constexpr (!std::is_same_v<T, double>) {
+            if (certify_once(pass, sizeof(T))) {
+              return run_pass(in, pass, to, out, ExactRoundedSums<T>{*source});
+            }
+          }
           run_pass(in, pass, to, out, policy);
         } else {
           const Columns<CertifiedSum> c{
