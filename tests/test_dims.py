@@ -66,14 +66,28 @@ def test_sliced_and_expanded_inputs_are_described_by_their_strides():
     x = torch.empty(10, 300)[::2, :100]  # rows 100 long, 600 apart
     (q,) = passes(x, 1)["passes"]
     assert q["kind"] == "rows" and not q["packed_rows"] and q["outer"] == [(5, 600)]
+    assert passes(x, 1)["broadcast"] == []
     e = torch.empty(1, 64).expand(9, 64)  # stride 0
-    (q,) = passes(e, 1)["passes"]
-    assert q["kind"] == "rows" and q["outer"] == [(9, 0)] and q["repeat"] == 1
-    assert not passes(e, 1)["copied"]
+    # A kept dim of stride 0: its outputs are all equal, so the passes sum one row, and
+    # "broadcast" names the dim the result is copied out along.
+    p = passes(e, 1)
+    (q,) = p["passes"]
+    assert q["kind"] == "rows" and q["outer"] == [] and q["length"] == 64 and q["repeat"] == 1
+    assert p["broadcast"] == [0] and not p["copied"]
     # A reduced dim of stride 0 is left out and counted: summed once, times its size.
-    (q,) = passes(torch.empty(5, 1, 64).expand(5, 9, 64), [0, 1])["passes"]
+    p = passes(torch.empty(5, 1, 64).expand(5, 9, 64), [0, 1])
+    (q,) = p["passes"]
     assert q["kind"] == "columns" and q["length"] == 5 and q["repeat"] == 9
+    assert p["broadcast"] == []
     assert not passes(e, 0)["needs_kernel"]  # every reduced dim expanded: x[0] * 9
+    # Both: one row of 64, times 9, copied out along dim 0.
+    p = passes(torch.empty(1, 1, 64).expand(5, 9, 64), [1, 2])
+    (q,) = p["passes"]
+    assert q["kind"] == "rows" and q["outer"] == [] and q["length"] == 64 and q["repeat"] == 9
+    assert p["broadcast"] == [0]
+    # Nothing to sum once: a copy (one element each) or zeros are written directly.
+    assert passes(torch.empty(1, 1, 64).expand(5, 1, 64), 1)["broadcast"] == []
+    assert passes(torch.empty(1, 0, 64).expand(5, 0, 64), 1)["broadcast"] == []
 
 
 @pytest.mark.parametrize("device", DEVICES)
