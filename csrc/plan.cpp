@@ -210,7 +210,7 @@ SumPlan make_plan(const at::Tensor& self, at::OptionalIntArrayRef dim, bool keep
   if (length > 1 &&
       (plan.kernel->role == KernelRole::kFast || plan.kernel->role == KernelRole::kExact)) {
     for (int64_t d = 0; d < ndim; ++d) {
-      if (reduced[d] || self.size(d) == 1 || self.stride(d) != 0) continue;
+      if (reduced[d] || self.size(d) < 2 || self.stride(d) != 0) continue;
       plan.broadcast_dims.push_back(d);
       x = x.narrow(d, 0, 1);
     }

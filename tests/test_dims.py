@@ -149,6 +149,8 @@ def test_expanded_kept_dims(device, kernel, dtype):
         check(view, (1, 3))
     # Sizes 0 and 1, kept and reduced, and a 0-d tensor.
     check(random_tensor((1, 0, 1, 33), dtype, device).expand(6, 0, 7, 33), 3)
+    check(base.expand(0, 5, 7, 33), 3)  # size 0, stride 0
+    check(x[:, :, :0], (1, 3))
     check(random_tensor((1, 5, 1, 0), dtype, device).expand(6, 5, 7, 0), 3)
     check(random_tensor((1, 5, 1, 1), dtype, device).expand(6, 5, 1, 1), (1, 3), True)
     check(random_tensor((), dtype, device), 0)
