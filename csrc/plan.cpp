@@ -207,7 +207,7 @@ SumPlan make_plan(const at::Tensor& self, at::OptionalIntArrayRef dim, bool keep
   at::Tensor x = self;
   int64_t length = 1;
   for (int64_t d = 0; d < ndim; ++d) length *= reduced[d] ? self.size(d) : 1;
-  if (length > 1 &&
+  if (length > 1 && plan.kernel &&
       (plan.kernel->role == KernelRole::kFast || plan.kernel->role == KernelRole::kExact)) {
     for (int64_t d = 0; d < ndim; ++d) {
       if (reduced[d] || self.size(d) < 2 || self.stride(d) != 0) continue;
