@@ -199,12 +199,31 @@ SumPlan make_plan(const at::Tensor& self, at::OptionalIntArrayRef dim, bool keep
   const int64_t ndim = self.dim();
   const ReducedDims reduced = reduced_dims(ndim, dim, keepdim);
 
+  // auto and exact sum a kept dim of stride 0 (an expanded view) once: every output along
+  // it adds the same elements, so the sum of the view narrowed to size 1 there, copied out
+  // along it (broadcast()), reads 1/size of the elements that summing each output would.
+  // (The staged and baseline kernels run as written.) Only where an output adds more than
+  // one element: a copy or a fill writes each output once already.
+  at::Tensor x = self;
+  int64_t length = 1;
+  for (int64_t d = 0; d < ndim; ++d) length *= reduced[d] ? self.size(d) : 1;
+  if (length > 1 && plan.kernel &&
+      (plan.kernel->role == KernelRole::kFast || plan.kernel->role == KernelRole::kExact)) {
+    for (int64_t d = 0; d < ndim; ++d) {
+      if (reduced[d] || self.size(d) < 2 || self.stride(d) != 0) continue;
+      plan.broadcast_dims.push_back(d);
+      x = x.narrow(d, 0, 1);
+    }
+    for (int64_t d = 0; !plan.broadcast_dims.empty() && d < ndim; ++d) {
+      if (!reduced[d] || keepdim) plan.broadcast_shape.push_back(reduced[d] ? 1 : self.size(d));
+    }
+  }
+
   // dtype= casts first, as torch.sum does; integers and bool read at their own width
   // already sum in int64, so asking for int64 needs no copy.
-  at::Tensor x = self;
   const bool widening_int =
       at::isIntegralType(self.scalar_type(), /*includeBool=*/true) && dtype == at::kLong;
-  if (dtype && *dtype != self.scalar_type() && !widening_int) x = self.to(*dtype);
+  if (dtype && *dtype != self.scalar_type() && !widening_int) x = x.to(*dtype);
   plan.out_dtype = dtype.value_or(natural_dtype(self.scalar_type()));
 
   for (int64_t d = 0; d < ndim; ++d) {
@@ -359,6 +378,13 @@ at::Tensor SumPlan::finish(const at::Tensor& output) const {
   return result;
 }
 
+at::Tensor SumPlan::broadcast(const at::Tensor& sum) const {
+  if (broadcast_dims.empty()) return sum;
+  at::Tensor result = at::empty(broadcast_shape, sum.options());
+  result.copy_(sum.expand(broadcast_shape));
+  return result;
+}
+
 namespace {
 
 // A complex sum is two real sums: the same dims of the tensor's real view, whose last dim
@@ -395,10 +421,10 @@ at::Tensor run_sum(const at::Tensor& self, at::OptionalIntArrayRef dim, bool kee
     return complex_sum(self, dim, keepdim, dtype, kernel);
   }
   const SumPlan plan = make_plan(self, dim, keepdim, dtype, kernel);
-  if (plan.result) return *plan.result;
+  if (plan.result) return plan.broadcast(*plan.result);
   at::Tensor out = plan.empty_output();
   plan.kernel->launch(plan, out);
-  return plan.finish(out);
+  return plan.broadcast(plan.finish(out));
 }
 
 }  // namespace warpreduce

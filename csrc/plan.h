@@ -124,7 +124,7 @@ struct SumPlan {
   // reduced dim of size 1: a copy).
   std::optional<at::Tensor> result;
 
-  at::DimVector out_shape;   // torch.sum's result shape
+  at::DimVector out_shape;   // torch.sum's result shape (of the narrowed sum, see broadcast)
   at::ScalarType out_dtype;  // torch.sum's result dtype
   // Where each output lands: the kept dims of size > 1, as dims of the caller's tensor,
   // in the order the kernels write them (memory order). The same whether or not the
@@ -136,6 +136,12 @@ struct SumPlan {
   // The input was copied into kept-dims-first order: its layout needs more dims than the
   // geometry indexes (kMaxOuterDims).
   bool copied = false;
+  // Kept dims of stride 0 (an expanded view; auto and exact, where each output adds more
+  // than one element): the outputs along such a dim are all equal, so the plan sums the
+  // caller's tensor narrowed to size 1 along them, and broadcast() copies that result out
+  // along them. The dims, of the caller's tensor, and torch.sum's shape; empty otherwise.
+  at::DimVector broadcast_dims;
+  at::DimVector broadcast_shape;
 
   // The kernels write torch.sum's layout directly: kept_dims is in the tensor's order.
   bool kept_in_order() const;
@@ -154,6 +160,9 @@ struct SumPlan {
   // The kernels' output as torch.sum's result: a new contiguous tensor of out_shape and
   // out_dtype, the outputs moved from write order into place where the orders differ.
   at::Tensor finish(const at::Tensor& output) const;
+  // The planned sum's result (finish's, or `result`) as torch.sum's: itself, or where
+  // there are broadcast_dims, copied out along them into a new contiguous tensor.
+  at::Tensor broadcast(const at::Tensor& sum) const;
 };
 
 // Which dims torch.sum(self, dim, keepdim) reduces, a flag per dim: dim=None and dim=[]

@@ -84,7 +84,8 @@ int64_t pass_element_bytes(at::ScalarType t, size_t k) {
 // How warpreduce.sum(x, dim) would run: the plan's passes (geometry.h) as dicts, each with
 // the GPU launch the launch model chooses for it (launch_model.h) on a device of `sms`
 // multiprocessors (an H100's or H200's by default), for the tests and the benchmarks.
-// Runs no kernel.
+// Runs no kernel. Where kept dims are expanded, the passes are those of the smaller sum
+// and "broadcast" lists those dims.
 pybind11::dict describe_plan(const at::Tensor& x, std::optional<std::vector<int64_t>> dim,
                              int64_t sms) {
   const SumPlan plan = make_plan(x, dim ? at::OptionalIntArrayRef(*dim) : std::nullopt,
@@ -118,6 +119,8 @@ pybind11::dict describe_plan(const at::Tensor& x, std::optional<std::vector<int6
   out["passes"] = passes;
   out["copied"] = plan.copied;
   out["needs_kernel"] = !plan.result.has_value();
+  // The input's kept dims of stride 0 that the passes see at size 1: their sum copied out.
+  out["broadcast"] = std::vector<int64_t>(plan.broadcast_dims.begin(), plan.broadcast_dims.end());
   return out;
 }
 

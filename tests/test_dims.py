@@ -66,14 +66,28 @@ def test_sliced_and_expanded_inputs_are_described_by_their_strides():
     x = torch.empty(10, 300)[::2, :100]  # rows 100 long, 600 apart
     (q,) = passes(x, 1)["passes"]
     assert q["kind"] == "rows" and not q["packed_rows"] and q["outer"] == [(5, 600)]
+    assert passes(x, 1)["broadcast"] == []
     e = torch.empty(1, 64).expand(9, 64)  # stride 0
-    (q,) = passes(e, 1)["passes"]
-    assert q["kind"] == "rows" and q["outer"] == [(9, 0)] and q["repeat"] == 1
-    assert not passes(e, 1)["copied"]
+    # A kept dim of stride 0: its outputs are all equal, so the passes sum one row, and
+    # "broadcast" names the dim the result is copied out along.
+    p = passes(e, 1)
+    (q,) = p["passes"]
+    assert q["kind"] == "rows" and q["outer"] == [] and q["length"] == 64 and q["repeat"] == 1
+    assert p["broadcast"] == [0] and not p["copied"]
     # A reduced dim of stride 0 is left out and counted: summed once, times its size.
-    (q,) = passes(torch.empty(5, 1, 64).expand(5, 9, 64), [0, 1])["passes"]
+    p = passes(torch.empty(5, 1, 64).expand(5, 9, 64), [0, 1])
+    (q,) = p["passes"]
     assert q["kind"] == "columns" and q["length"] == 5 and q["repeat"] == 9
+    assert p["broadcast"] == []
     assert not passes(e, 0)["needs_kernel"]  # every reduced dim expanded: x[0] * 9
+    # Both: one row of 64, times 9, copied out along dim 0.
+    p = passes(torch.empty(1, 1, 64).expand(5, 9, 64), [1, 2])
+    (q,) = p["passes"]
+    assert q["kind"] == "rows" and q["outer"] == [] and q["length"] == 64 and q["repeat"] == 9
+    assert p["broadcast"] == [0]
+    # Nothing to sum once: a copy (one element each) or zeros are written directly.
+    assert passes(torch.empty(1, 1, 64).expand(5, 1, 64), 1)["broadcast"] == []
+    assert passes(torch.empty(1, 0, 64).expand(5, 0, 64), 1)["broadcast"] == []
 
 
 @pytest.mark.parametrize("device", DEVICES)
@@ -103,6 +117,56 @@ def test_expanded_reduced_dims(device, dtype):
         assert not torch.signbit(wr.sum(zeros, 0)).any()  # as torch.sum: +0.0
         specials = torch.tensor([[1.0, float("inf"), float("nan")]], device=device).to(dtype)
         assert_sum_matches(wr.sum(specials.expand(4, 3), 0), specials.expand(4, 3), 0)
+
+
+@pytest.mark.parametrize("device", DEVICES)
+@pytest.mark.parametrize("kernel", ["auto", "exact"])
+@pytest.mark.parametrize("dtype", DTYPES, ids=str)
+def test_expanded_kept_dims(device, kernel, dtype):
+    """auto and exact sum along kept dims of stride 0 once and copy the result out along
+    them: torch.sum's values (exact: the bits of the same sum of the dense copy), in a new
+    contiguous tensor, with reduced dims expanded too, keepdim and dtype=."""
+
+    def check(x, dim, keepdim=False, out_dtype=None):
+        got = wr.sum(x, dim, keepdim, dtype=out_dtype, kernel=kernel)
+        assert_sum_matches(got, x, dim, keepdim, dtype=out_dtype, kernel=kernel)
+        # A tensor of its own: contiguous, its storage just its elements.
+        assert got.is_contiguous()
+        assert got.untyped_storage().nbytes() == got.numel() * got.element_size()
+        assert got.numel() == 0 or got.data_ptr() != x.data_ptr()
+        if kernel == "exact":
+            dense = wr.sum(x.contiguous(), dim, keepdim, dtype=out_dtype, kernel=kernel)
+            assert torch.all((got == dense) | (got.isnan() & dense.isnan()))  # NaN: inf - inf
+
+    base = random_tensor((1, 5, 1, 33), dtype, device, seed=4)
+    x = base.expand(6, 5, 7, 33)  # dims 0 and 2 expanded
+    assert passes(x, 3)["broadcast"] == [0, 2]
+    # Kept expanded dims alone, and with expanded reduced dims: (0, 3), (0, 1, 2).
+    for dim in [3, (1, 3), 1, (0, 3), (2, 3), (0, 1, 2), (-1, -3), None]:
+        for keepdim in [False, True]:
+            check(x, dim, keepdim)
+    for view in [x.transpose(1, 2), x[:, :, 1::2], x.permute(3, 2, 0, 1), x[:, :, :1], x[:1]]:
+        check(view, (1, 3))
+    # Sizes 0 and 1, kept and reduced, and a 0-d tensor.
+    check(random_tensor((1, 0, 1, 33), dtype, device).expand(6, 0, 7, 33), 3)
+    check(base.expand(0, 5, 7, 33), 3)  # size 0, stride 0
+    check(x[:, :, :0], (1, 3))
+    check(random_tensor((1, 5, 1, 0), dtype, device).expand(6, 5, 7, 0), 3)
+    check(random_tensor((1, 5, 1, 1), dtype, device).expand(6, 5, 1, 1), (1, 3), True)
+    check(random_tensor((), dtype, device), 0)
+    one = base[0, :, 0, :1].t().expand(9, 5)  # every dim expanded but the one reduced
+    check(one, 1)
+    check(one, 1, keepdim=True)
+    for out_dtype in [] if dtype.is_complex else [torch.bool, torch.uint8, torch.float16]:
+        check(x, 3, out_dtype=out_dtype)
+        check(x, (0, 3), keepdim=True, out_dtype=out_dtype)
+    if dtype.is_floating_point:
+        wide = torch.float64 if dtype == torch.float64 else torch.float32
+        check(x, (1, 3), out_dtype=wide)
+    if dtype == torch.float32:  # the gradient is broadcast back as for a dense input
+        leaf = base.clone().requires_grad_()
+        wr.sum(leaf.expand(6, 5, 7, 33), 3, kernel=kernel).sum().backward()
+        assert torch.equal(leaf.grad, torch.full_like(base, 6 * 7))
 
 
 def test_only_layouts_beyond_the_geometrys_dims_are_copied():
