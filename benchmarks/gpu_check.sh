@@ -10,7 +10,8 @@
 # end, the last lines of each step's summary printed. TESTS selects
 # the tests (pytest arguments, default: tests); DIMS_FILTER the dims step's cases;
 # RELIABILITY the reliability step's parts (default: all of them, in the order below;
-# multi-gpu skips with one GPU) and FUZZ_EXAMPLES its examples a property test.
+# multi-gpu skips with one GPU) and FUZZ_EXAMPLES its examples a property test;
+# NCU_DIMS_ARGS the ncu-dims step's cases (benchmarks/ncu_dims.py's arguments).
 set -uo pipefail
 cd "$(dirname "$0")/.."
 PACK=${OUT:-}
@@ -187,7 +188,7 @@ for step in $steps; do
       metrics+=,smsp__average_warp_latency_issue_stalled_lg_throttle.ratio,smsp__issue_active.avg.pct_of_peak_sustained_active
       metrics+=,launch__occupancy_limit_blocks,sm__maximum_warps_per_active_cycle_pct
       ncu --clock-control none --csv --metrics "$metrics" --kernel-name regex:'rows_|columns|tiled' \
-        python3 benchmarks/ncu_dims.py >"$OUT/ncu-dims.csv" 2>"$OUT/ncu-dims.err" || { status=1; tail "$OUT/ncu-dims.err"; }
+        python3 benchmarks/ncu_dims.py ${NCU_DIMS_ARGS:-} >"$OUT/ncu-dims.csv" 2>"$OUT/ncu-dims.err" || { status=1; tail "$OUT/ncu-dims.err"; }
       python3 - "$OUT/ncu-dims.csv" <<'PY'
 import csv, sys
 rows = [r for r in csv.reader(open(sys.argv[1])) if len(r) > 10]

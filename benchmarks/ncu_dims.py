@@ -1,7 +1,8 @@
 """One call of warpreduce's auto on a few dim reductions, for Nsight Compute: which
-kernel each case runs, and why it runs at the speed it does.
+kernel each case runs, and why it runs at the speed it does. With --exact, a call of
+kernel="exact" after each (float cases).
 
-    ncu --clock-control none --csv --metrics <list> python3 benchmarks/ncu_dims.py [names]
+    ncu --clock-control none --csv --metrics <list> python3 benchmarks/ncu_dims.py [--exact] [names]
 
 benchmarks/gpu_check.sh runs it (step ncu-dims)."""
 
@@ -20,13 +21,20 @@ CASES = {
     "f32-cols-4x16": Case((2**20, 4, 16), 1),
     "f32-cols-nchw": Case((32, 256, 56, 56), 1),
     "bf16-cols-64k": Case((1024, 2**16), 0, "bfloat16"),
+    "f32-cols-4096": Case((4096, 4096), 0),
+    "f32-vectors-32": Case((2**20, 32), -1),
+    "bf16-vectors-128": Case((2**16, 128), -1, "bfloat16"),
 }
 
-names = sys.argv[1:] or list(CASES)
+args = sys.argv[1:]
+exact = "--exact" in args
+names = [a for a in args if a != "--exact"] or list(CASES)
 for name in names:
     case = CASES[name]
     x = case.make(0)
     wr.sum(x, case.dim)
+    if exact:
+        wr.sum(x, case.dim, kernel="exact")
     if name == "f32-rows-3":  # and column tiles: 3 rows of an offset view, over dim 0
         y = torch.randn(3, 2**22 + 1, device="cuda")[:, 1:]
         wr.sum(y, 0)

@@ -250,7 +250,7 @@ SumPlan make_plan(const at::Tensor& self, at::OptionalIntArrayRef dim, bool keep
       only_expanded = false;
     }
   }
-  const bool fold_expanded = repeat > 1 && plan.kernel->role == KernelRole::kFast;
+  const bool fold_expanded = repeat > 1 && plan.kernel && plan.kernel->role == KernelRole::kFast;
 
   // Sums that need no kernel.
   const at::TensorOptions out_options = x.options().dtype(plan.out_dtype);

@@ -169,6 +169,16 @@ def test_expanded_kept_dims(device, kernel, dtype):
         assert torch.equal(leaf.grad, torch.full_like(base, 6 * 7))
 
 
+def test_meta_tensors_with_expanded_dims_are_described():
+    """_C.plan of a meta tensor (no kernel chosen) with expanded reduced and kept dims:
+    described as they are, none folded or broadcast."""
+    x = torch.empty(3, 1, 5, device="meta").expand(3, 4, 5)
+    for dim in [1, (0, 1), 2]:
+        p = passes(x, dim)
+        assert p["broadcast"] == []
+        assert all(q["repeat"] == 1 for q in p["passes"])
+
+
 def test_only_layouts_beyond_the_geometrys_dims_are_copied():
     x = torch.empty(3, 4, 5, 6, 7, 8)[::2, ::2, ::2, ::2, ::2, ::2]  # nothing merges
     assert passes(x, 5)["copied"]  # five outer dims
