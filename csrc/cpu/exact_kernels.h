@@ -182,6 +182,46 @@ C10_ALWAYS_INLINE FloatVec zero_floats() {
 #endif
 }
 
+// The lsb keys of f's elements into `key` (the smallest kept), and the smallest of a
+// vector of keys.
+C10_ALWAYS_INLINE void min_keys(KeyVec& key, const FloatVec& f) {
+#if defined(CPU_CAPABILITY_AVX512)
+  const __m512i magnitude = _mm512_and_si512(_mm512_castps_si512(f), _mm512_set1_epi32(0x7fffffff));
+  key = _mm512_min_epu32(key, _mm512_sub_epi32(magnitude, _mm512_set1_epi32(1)));
+#elif defined(CPU_CAPABILITY_AVX2)
+  const __m256i magnitude = _mm256_and_si256(_mm256_castps_si256(f), _mm256_set1_epi32(0x7fffffff));
+  key = _mm256_min_epu32(key, _mm256_sub_epi32(magnitude, _mm256_set1_epi32(1)));
+#else
+  for (int64_t j = 0; j < 2 * kDoubleLanes; ++j)
+    key.v[j] = std::min(key.v[j], exact::lsb_key(f.v[j]));
+#endif
+}
+C10_ALWAYS_INLINE KeyVec no_keys() {
+#if defined(CPU_CAPABILITY_AVX512)
+  return _mm512_set1_epi32(-1);
+#elif defined(CPU_CAPABILITY_AVX2)
+  return _mm256_set1_epi32(-1);
+#else
+  KeyVec k;
+  for (int64_t j = 0; j < 2 * kDoubleLanes; ++j) k.v[j] = exact::kNoLsbKey;
+  return k;
+#endif
+}
+C10_ALWAYS_INLINE uint32_t smallest_key(const KeyVec& key) {
+#if defined(CPU_CAPABILITY_AVX512)
+  return _mm512_reduce_min_epu32(key);
+#elif defined(CPU_CAPABILITY_AVX2)
+  __m128i k = _mm_min_epu32(_mm256_castsi256_si128(key), _mm256_extracti128_si256(key, 1));
+  k = _mm_min_epu32(k, _mm_shuffle_epi32(k, 0x4e));
+  k = _mm_min_epu32(k, _mm_shuffle_epi32(k, 0xb1));
+  return static_cast<uint32_t>(_mm_cvtsi128_si32(k));
+#else
+  uint32_t k = exact::kNoLsbKey;
+  for (int64_t j = 0; j < 2 * kDoubleLanes; ++j) k = std::min(k, key.v[j]);
+  return k;
+#endif
+}
+
 // p[0, 2 * kDoubleLanes) += f, or = f where `first`.
 C10_ALWAYS_INLINE void accumulate_floats(float* p, const FloatVec& f, bool first) {
 #if defined(CPU_CAPABILITY_AVX512)
@@ -227,15 +267,11 @@ C10_ALWAYS_INLINE LaneTotals reduce_lanes(const RoundedLanes& l) {
   const __m256d s4 = _mm256_add_pd(_mm512_castpd512_pd256(s), _mm512_extractf64x4_pd(s, 1));
   __m256 a8 = _mm256_add_ps(_mm512_castps512_ps256(l.a),
                             _mm256_castpd_ps(_mm512_extractf64x4_pd(_mm512_castps_pd(l.a), 1)));
-  t.key = _mm512_reduce_min_epu32(l.key);
 #else
   const __m256d s4 = s;
   __m256 a8 = l.a;
-  __m128i k = _mm_min_epu32(_mm256_castsi256_si128(l.key), _mm256_extracti128_si256(l.key, 1));
-  k = _mm_min_epu32(k, _mm_shuffle_epi32(k, 0x4e));
-  k = _mm_min_epu32(k, _mm_shuffle_epi32(k, 0xb1));
-  t.key = static_cast<uint32_t>(_mm_cvtsi128_si32(k));
 #endif
+  t.key = smallest_key(l.key);
   const __m128d s2 = _mm_add_pd(_mm256_castpd256_pd128(s4), _mm256_extractf128_pd(s4, 1));
   t.sum = _mm_cvtsd_f64(_mm_add_sd(s2, _mm_unpackhi_pd(s2, s2)));
   __m128 a4 = _mm_add_ps(_mm256_castps256_ps128(a8), _mm256_extractf128_ps(a8, 1));
@@ -249,17 +285,12 @@ C10_ALWAYS_INLINE LaneTotals reduce_lanes(const RoundedLanes& l) {
   }
   t.sum = lanes[0];
   float a[2 * kDoubleLanes];
-  uint32_t k[2 * kDoubleLanes];
   std::memcpy(a, l.a.v, sizeof a);
-  std::memcpy(k, l.key.v, sizeof k);
   for (int64_t half = kDoubleLanes; half >= 1; half /= 2) {
-    for (int64_t j = 0; j < half; ++j) {
-      a[j] += a[j + half];
-      k[j] = std::min(k[j], k[j + half]);
-    }
+    for (int64_t j = 0; j < half; ++j) a[j] += a[j + half];
   }
   t.abs_sum = a[0];
-  t.key = k[0];
+  t.key = smallest_key(l.key);
 #endif
   return t;
 }
@@ -723,6 +754,11 @@ struct ColumnTile {
   alignas(64) double hi[kPadded];
   alignas(64) double lo[kTwoSum ? kPadded : 1];
   alignas(64) Abs abs_sum[kPadded];
+  // The smallest lsb key of all the tile's elements (rounded sums): one for every column,
+  // which each column's sum is a multiple of too. Without it a short column of floats
+  // that lands on a tie could not certify: 8 x 2^21 float32 over dim 0 ran at 0.03x auto
+  // on the dev machine, its outputs recomputed one by one.
+  uint32_t key = exact::kNoLsbKey;
 };
 
 // K steps of columns (K * 2 * kDoubleLanes of them, from column c; the last step
@@ -736,6 +772,7 @@ C10_ALWAYS_INLINE void add_column_steps(const T* b, int64_t row_stride, int64_t 
   constexpr int64_t kStep = 2 * kDoubleLanes;
   VecD s[2 * K];
   FloatVec a[K];
+  KeyVec key = no_keys();
   for (int k = 0; k < K; ++k) {
     s[2 * k] = s[2 * k + 1] = VecD(0.0);
     a[k] = zero_floats();
@@ -750,8 +787,10 @@ C10_ALWAYS_INLINE void add_column_steps(const T* b, int64_t row_stride, int64_t 
       s[2 * k] = s[2 * k] + low;
       s[2 * k + 1] = s[2 * k + 1] + high;
       a[k] = add_abs(a[k], f);
+      min_keys(key, f);
     }
   }
+  tile.key = std::min(tile.key, smallest_key(key));
   for (int k = 0; k < 2 * K; ++k) {  // the tile has room for whole vectors
     double* hi = tile.hi + c + k * kDoubleLanes;
     (first_block ? s[k] : VecD::loadu(hi) + s[k]).store(hi);
@@ -834,6 +873,7 @@ void strided_column_tile(const T* x, int64_t row_stride, int64_t col_stride, int
       } else {
         tile.hi[c] += v;
         tile.abs_sum[c] += std::fabs(static_cast<float>(v));
+        tile.key = std::min(tile.key, exact::lsb_key(static_cast<float>(v)));
       }
     }
   }
@@ -845,9 +885,11 @@ CertifiedSum certified_column(const ColumnTile<T>& tile, int64_t c, int64_t rows
     return exact::certified_two_sum_chain(tile.hi[c], tile.lo[c], tile.abs_sum[c],
                                           static_cast<double>(rows));
   } else {
+    // The absolute sums are floats (each element through at most rows + 1 additions).
     const auto depth = static_cast<double>(rows);
-    return exact::certified_rounded_sum<T>(tile.hi[c], exact::abs_sum_bound(tile.abs_sum[c], depth),
-                                           depth);
+    return exact::certified_rounded_sum<T>(tile.hi[c],
+                                           exact::float_abs_sum_bound(tile.abs_sum[c], depth + 1),
+                                           depth, lsb_exponent<T>(tile.key));
   }
 }
 

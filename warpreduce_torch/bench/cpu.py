@@ -8,14 +8,16 @@ Cases: full sums of float32, bfloat16, float16, float64, int32 and int8 at 2^12,
 2^20 and 2^24 elements; dim sums (rows, columns, a middle dim, two dims, transposed and
 sliced inputs, short rows). For each case and thread count (torch.set_num_threads; by
 default 1 and all of them): the median wall time per call of each implementation from
-torch.utils.benchmark, the two taking turns in interleaved rounds so that a drift in the
-machine's speed falls on both alike, GB/s of input, and the ratio torch.sum time /
-warpreduce time (above 1: warpreduce is faster). Prints a Compare table, a markdown table
-and the geometric mean of the ratios, writes cpu.csv and cpu_device.json into --out.
+torch.utils.benchmark, taking turns in interleaved rounds so that a drift in the
+machine's speed falls on all alike, GB/s of input, and the ratio torch.sum time /
+warpreduce time (above 1: warpreduce is faster); float cases also time kernel="exact"
+(its rows' ratio: auto's time / exact's). Prints a Compare table, a markdown table and
+the geometric means of the ratios, writes cpu.csv and cpu_device.json into --out.
 """
 
 import dataclasses
 import datetime
+import functools
 import json
 import math
 import os
@@ -112,6 +114,8 @@ def measure(case, x, threads, min_run_time):
     """Median seconds per call of each implementation at `threads` threads, in interleaved
     rounds."""
     fns = {name: call(fn, case.dim) for name, fn in IMPLS.items()}
+    if x.dtype.is_floating_point:
+        fns["exact"] = call(functools.partial(wr.sum, kernel="exact"), case.dim)
     return interleaved_wall_times(
         fns, x, "CPU: wall time per call", case.name, min_run_time, ROUNDS, threads
     )
@@ -178,6 +182,13 @@ def summary(rows, thread_counts):
             f"  {t} thread(s): {len(ratios)} cases, geometric mean {geomean(ratios.values()):.2f}x, "
             f"lowest {ratios[worst]:.2f}x ({worst})"
         )
+        exact = {r["case"]: r["ratio"] for r in rows if r["threads"] == t and r["impl"] == "exact"}
+        if exact:
+            worst = min(exact, key=exact.get)
+            lines.append(
+                f"    exact / auto: {len(exact)} float cases, geometric mean "
+                f"{geomean(exact.values()):.2f}x, lowest {exact[worst]:.2f}x ({worst})"
+            )
     return "\n".join(lines)
 
 
@@ -208,6 +219,9 @@ def main(args, argv):
         for t in thread_counts:
             timed = measure(case, x, t, args.min_run_time)
             ratio = timed["torch.sum"].median / timed["warpreduce"].median
+            ratios = {"warpreduce": ratio, "torch.sum": 1.0}
+            if "exact" in timed:
+                ratios["exact"] = timed["warpreduce"].median / timed["exact"].median
             for name, m in timed.items():
                 measurements.append(m)
                 rows.append(
@@ -221,12 +235,17 @@ def main(args, argv):
                         "impl": name,
                         "median_us": m.median * 1e6,
                         "gbps": nbytes / m.median / 1e9,
-                        "ratio": ratio if name == "warpreduce" else 1.0,
+                        "ratio": ratios[name],
                     }
                 )
+            exact = (
+                f"  exact {timed['exact'].median * 1e6:10.1f} us ({ratios['exact']:.2f}x auto)"
+                if "exact" in timed
+                else ""
+            )
             print(
                 f"  {case.name:42s} {t:3d} thr  torch.sum {timed['torch.sum'].median * 1e6:10.1f} us  "
-                f"warpreduce {timed['warpreduce'].median * 1e6:10.1f} us  {ratio:5.2f}x",
+                f"warpreduce {timed['warpreduce'].median * 1e6:10.1f} us  {ratio:5.2f}x{exact}",
                 flush=True,
             )
         del x
