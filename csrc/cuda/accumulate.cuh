@@ -196,6 +196,7 @@ __device__ __forceinline__ void store_exact(const ExactSource<T>& source, Out* y
 // sums of 8 to 2^22 elements certify.)
 template <typename T>
 struct ExactChain {
+  using Element = T;
   static constexpr int kChunk = 1024;
   double sum = 0;
   float magnitude = 0;
@@ -244,6 +245,7 @@ struct ExactChain {
 };
 template <>
 struct ExactChain<double> {
+  using Element = double;
   double hi = 0, lo = 0, magnitude = 0;
   int count = 0;
   __device__ __forceinline__ void add(double x) {
@@ -259,27 +261,28 @@ struct ExactChain<double> {
   }
 };
 
-// A thread's stream of 16-byte vectors, in two chains (independent adds).
-template <typename T>
-struct ExactLanes {
-  static constexpr int kLanes = 16 / sizeof(T);
-  using value_t = T;
-  ExactChain<T> chains[2];
+// A thread's stream of 16-byte vectors, in two chains (independent adds) of an exact
+// policy's Chain (ExactChain, which folds full chunks, or RoundedChain, which does not).
+template <typename Chain>
+struct TwoChains {
+  using value_t = typename Chain::Element;
+  static constexpr int kLanes = 16 / sizeof(value_t);
+  Chain chains[2];
   __device__ __forceinline__ void add(const uint4& raw) {
-    T lanes[kLanes];
+    value_t lanes[kLanes];
     memcpy(lanes, &raw, sizeof(raw));
 #pragma unroll
     for (int j = 0; j < kLanes; ++j) chains[j * 2 / kLanes].add(lanes[j]);
     chains[0].fold_if_full();
     chains[1].fold_if_full();
   }
-  __device__ __forceinline__ void add_value(T x) {
+  __device__ __forceinline__ void add_value(value_t x) {
     chains[0].add(x);
     chains[0].fold_if_full();
   }
   template <typename C>
-  __device__ __forceinline__ CertifiedSum total() const {
-    return ExactChain<T>::merged(chains[0], chains[1]);
+  __device__ __forceinline__ auto total() const {
+    return Chain::merged(chains[0], chains[1]);
   }
 };
 
@@ -289,7 +292,7 @@ struct ExactSums {
                 std::is_same_v<T, c10::BFloat16>);
   using Element = T;
   using Sum = CertifiedSum;
-  using Lanes = ExactLanes<T>;
+  using Lanes = TwoChains<ExactChain<T>>;
   using Acc = ExactChain<T>;
   using Short = ExactSums;
   using Full = ExactSums;
@@ -365,6 +368,7 @@ using exact::RoundedSum;
 // that exact_in_double does not prove exact counts its length as its depth).
 template <typename T>
 struct RoundedChain {
+  using Element = T;
   double sum = 0;
   float magnitude = 0;
   uint32_t key = exact::kNoLsbKey;
@@ -377,35 +381,18 @@ struct RoundedChain {
     key = min(key, exact::lsb_key(f));
     ++count;
   }
+  __device__ __forceinline__ void fold_if_full() {}  // no chunks: see ExactRoundedSums
   __device__ __forceinline__ RoundedSum total() const {
     const bool exact = exact::exact_in_double<T>(magnitude, exact::lsb_exponent<T>(key));
     return {sum, magnitude, ~key, exact ? 0u : count};
   }
   // a and b as one chain (one more addition for every element).
-  __device__ __forceinline__ static RoundedSum merged(const RoundedChain& a, const RoundedChain& b) {
+  __device__ __forceinline__ static RoundedSum merged(const RoundedChain& a,
+                                                      const RoundedChain& b) {
     const float magnitude = __fadd_ru(a.magnitude, b.magnitude);
     const uint32_t key = min(a.key, b.key);
     const bool exact = exact::exact_in_double<T>(magnitude, exact::lsb_exponent<T>(key));
     return {a.sum + b.sum, magnitude, ~key, exact ? 0u : max(a.count, b.count) + 1};
-  }
-};
-
-// A thread's stream of 16-byte vectors, in two chains (independent adds).
-template <typename T>
-struct RoundedLanes {
-  static constexpr int kLanes = 16 / sizeof(T);
-  using value_t = T;
-  RoundedChain<T> chains[2];
-  __device__ __forceinline__ void add(const uint4& raw) {
-    T lanes[kLanes];
-    memcpy(lanes, &raw, sizeof(raw));
-#pragma unroll
-    for (int j = 0; j < kLanes; ++j) chains[j * 2 / kLanes].add(lanes[j]);
-  }
-  __device__ __forceinline__ void add_value(T x) { chains[0].add(x); }
-  template <typename C>
-  __device__ __forceinline__ RoundedSum total() const {
-    return RoundedChain<T>::merged(chains[0], chains[1]);
   }
 };
 
@@ -416,7 +403,7 @@ struct ExactRoundedSums {
                 std::is_same_v<T, c10::BFloat16>);
   using Element = T;
   using Sum = RoundedSum;
-  using Lanes = RoundedLanes<T>;
+  using Lanes = TwoChains<RoundedChain<T>>;
   using Acc = RoundedChain<T>;
   using Short = ExactRoundedSums;
   using Full = ExactRoundedSums;
