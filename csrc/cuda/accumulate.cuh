@@ -197,6 +197,7 @@ __device__ __forceinline__ void store_exact(const ExactSource<T>& source, Out* y
 template <typename T>
 struct ExactChain {
   using Element = T;
+  using Sum = CertifiedSum;
   static constexpr int kChunk = 1024;
   double sum = 0;
   float magnitude = 0;
@@ -233,6 +234,8 @@ struct ExactChain {
   __device__ __forceinline__ CertifiedSum certified() const {
     return has_folded ? exact::combine(folded, chunk()) : chunk();
   }
+  __device__ __forceinline__ CertifiedSum result() const { return certified(); }
+  __device__ __forceinline__ static CertifiedSum certificate(const CertifiedSum& s) { return s; }
   // a and b as one certified sum: added as rounded sums (one more rounded addition for
   // every element) and certified once, unless either has folded.
   __device__ __forceinline__ static CertifiedSum merged(const ExactChain& a, const ExactChain& b) {
@@ -246,6 +249,7 @@ struct ExactChain {
 template <>
 struct ExactChain<double> {
   using Element = double;
+  using Sum = CertifiedSum;
   double hi = 0, lo = 0, magnitude = 0;
   int count = 0;
   __device__ __forceinline__ void add(double x) {
@@ -256,6 +260,8 @@ struct ExactChain<double> {
   __device__ __forceinline__ CertifiedSum certified() const {
     return exact::certified_two_sum_chain(hi, lo, magnitude, count);
   }
+  __device__ __forceinline__ CertifiedSum result() const { return certified(); }
+  __device__ __forceinline__ static CertifiedSum certificate(const CertifiedSum& s) { return s; }
   __device__ __forceinline__ static CertifiedSum merged(const ExactChain& a, const ExactChain& b) {
     return exact::combine(a.certified(), b.certified());
   }
@@ -284,33 +290,6 @@ struct TwoChains {
   __device__ __forceinline__ auto total() const {
     return Chain::merged(chains[0], chains[1]);
   }
-};
-
-template <typename T>
-struct ExactSums {
-  static_assert(std::is_floating_point_v<T> || std::is_same_v<T, c10::Half> ||
-                std::is_same_v<T, c10::BFloat16>);
-  using Element = T;
-  using Sum = CertifiedSum;
-  using Lanes = TwoChains<ExactChain<T>>;
-  using Acc = ExactChain<T>;
-  using Short = ExactSums;
-  using Full = ExactSums;
-  static constexpr bool kExact = true;
-
-  ExactSource<T> source;  // for recomputing an output whose certificate fails
-
-  __device__ __forceinline__ static void add(Acc& acc, T x) {
-    acc.add(x);
-    acc.fold_if_full();
-  }
-  __device__ __forceinline__ static Sum sum_of(const Acc& acc) { return acc.certified(); }
-  __device__ __forceinline__ static CertifiedSum certificate(const Sum& sum) { return sum; }
-  template <typename Out>
-  __device__ __forceinline__ void store(Out* y, int64_t q, const Sum& sum) const {
-    store_exact(source, y, q, sum);
-  }
-  __device__ __forceinline__ T recomputed(int64_t q) const { return exact_output(source, q); }
 };
 
 // ---- exact, certified once an output ------------------------------------------------
@@ -368,7 +347,9 @@ using exact::RoundedSum;
 // that exact_in_double does not prove exact counts its length as its depth).
 template <typename T>
 struct RoundedChain {
+  static_assert(!std::is_same_v<T, double>);  // float64 takes TwoSum chains (ExactChain)
   using Element = T;
+  using Sum = RoundedSum;
   double sum = 0;
   float magnitude = 0;
   uint32_t key = exact::kNoLsbKey;
@@ -382,7 +363,7 @@ struct RoundedChain {
     ++count;
   }
   __device__ __forceinline__ void fold_if_full() {}  // no chunks: see ExactRoundedSums
-  __device__ __forceinline__ RoundedSum total() const {
+  __device__ __forceinline__ RoundedSum result() const {
     const bool exact = exact::exact_in_double<T>(magnitude, exact::lsb_exponent<T>(key));
     return {sum, magnitude, ~key, exact ? 0u : count};
   }
@@ -394,34 +375,47 @@ struct RoundedChain {
     const bool exact = exact::exact_in_double<T>(magnitude, exact::lsb_exponent<T>(key));
     return {a.sum + b.sum, magnitude, ~key, exact ? 0u : max(a.count, b.count) + 1};
   }
+  __device__ __forceinline__ static CertifiedSum certificate(const RoundedSum& r) {
+    return exact::certified<T>(r);
+  }
 };
 
-// kernel="exact" through RoundedSums: float16, bfloat16 and float32.
-template <typename T>
-struct ExactRoundedSums {
-  static_assert(std::is_same_v<T, float> || std::is_same_v<T, c10::Half> ||
-                std::is_same_v<T, c10::BFloat16>);
-  using Element = T;
-  using Sum = RoundedSum;
-  using Lanes = TwoChains<RoundedChain<T>>;
-  using Acc = RoundedChain<T>;
-  using Short = ExactRoundedSums;
-  using Full = ExactRoundedSums;
+// kernel="exact" for the float dtypes: a policy over the chain a thread adds its elements
+// in. ExactSums: ExactChain, certified sums at every level; ExactRoundedSums:
+// RoundedChain, rounded sums certified once an output (16- and 32-bit floats, where
+// run_pass.cuh's certify_once says so).
+template <typename Chain>
+struct ExactPolicy {
+  using Element = typename Chain::Element;
+  static_assert(std::is_floating_point_v<Element> || std::is_same_v<Element, c10::Half> ||
+                std::is_same_v<Element, c10::BFloat16>);
+  using Sum = typename Chain::Sum;
+  using Lanes = TwoChains<Chain>;
+  using Acc = Chain;
+  using Short = ExactPolicy;
+  using Full = ExactPolicy;
   static constexpr bool kExact = true;
 
-  ExactSource<T> source;
+  ExactSource<Element> source;  // for recomputing an output whose certificate fails
 
-  __device__ __forceinline__ static void add(Acc& acc, T x) { acc.add(x); }
-  __device__ __forceinline__ static Sum sum_of(const Acc& acc) { return acc.total(); }
+  __device__ __forceinline__ static void add(Acc& acc, Element x) {
+    acc.add(x);
+    acc.fold_if_full();
+  }
+  __device__ __forceinline__ static Sum sum_of(const Acc& acc) { return acc.result(); }
   __device__ __forceinline__ static CertifiedSum certificate(const Sum& sum) {
-    return exact::certified<T>(sum);
+    return Chain::certificate(sum);
   }
   template <typename Out>
   __device__ __forceinline__ void store(Out* y, int64_t q, const Sum& sum) const {
     store_exact(source, y, q, certificate(sum));
   }
-  __device__ __forceinline__ T recomputed(int64_t q) const { return exact_output(source, q); }
+  __device__ __forceinline__ Element recomputed(int64_t q) const { return exact_output(source, q); }
 };
+template <typename T>
+using ExactSums = ExactPolicy<ExactChain<T>>;
+template <typename T>
+using ExactRoundedSums = ExactPolicy<RoundedChain<T>>;
 
 // A partial sum another block left (the finish of split kernels): read from L2, where
 // that block's store went.
