@@ -348,12 +348,15 @@ def test_ties(device, dtype):
     assert got[0].item() == 1.0 and got[1].item() == 1 + 2 * ulp  # ties to even
     assert got[2].item() == 1 + ulp and got[3].item() == 1.0  # broken either way
     check(x.t(), 0)
-    # In longer rows, and in rows of each length around the short rows' batches.
+    check(x.t().contiguous(), 0)  # columns
+    # In longer rows, and in rows of each length around the short rows' batches; as
+    # columns too.
     for length in [6, 50, 1000, 20_000]:
         padded = torch.zeros(x.shape[0], length, dtype=dtype, device=device)
         padded[:, -x.shape[1] :] = x
         check(padded, 1)
         check(padded.flip(1), 1)
+        check(padded.t().contiguous(), 0)
 
 
 @pytest.mark.parametrize("device", DEVICES)
