@@ -362,7 +362,7 @@ struct RoundedChain {
     key = min(key, exact::lsb_key(f));
     ++count;
   }
-  __device__ __forceinline__ void fold_if_full() {}  // no chunks: see ExactRoundedSums
+  __device__ __forceinline__ void fold_if_full() {}  // no chunks (run_pass.cuh, certify_once)
   __device__ __forceinline__ RoundedSum result() const {
     const bool exact = exact::exact_in_double<T>(magnitude, exact::lsb_exponent<T>(key));
     return {sum, magnitude, ~key, exact ? 0u : count};
