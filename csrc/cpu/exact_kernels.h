@@ -62,22 +62,6 @@ struct RoundedLanes {
   KeyVec key;
 };
 
-C10_ALWAYS_INLINE void clear(RoundedLanes& l) {
-  l.s0 = l.s1 = VecD(0.0);
-#if defined(CPU_CAPABILITY_AVX512)
-  l.a = _mm512_setzero_ps();
-  l.key = _mm512_set1_epi32(-1);
-#elif defined(CPU_CAPABILITY_AVX2)
-  l.a = _mm256_setzero_ps();
-  l.key = _mm256_set1_epi32(-1);
-#else
-  for (int64_t j = 0; j < 2 * kDoubleLanes; ++j) {
-    l.a.v[j] = 0;
-    l.key.v[j] = exact::kNoLsbKey;
-  }
-#endif
-}
-
 // 2 * kDoubleLanes elements of T at p as floats (exact). The AVX-512 and AVX2 branches
 // have the same shape on purpose: the same steps in each ISA's own intrinsics.
 template <typename T>
@@ -102,34 +86,6 @@ C10_ALWAYS_INLINE FloatVec load_floats(const T* p) {
   FloatVec f;
   for (int64_t j = 0; j < 2 * kDoubleLanes; ++j) f.v[j] = static_cast<float>(p[j]);
   return f;
-#endif
-}
-
-// One step: f's elements into the double sums of l, their absolute values into `a`, their
-// lsb keys into `key` (l's own, or another set's: contiguous_rounded_sum shares them).
-C10_ALWAYS_INLINE void add_step(RoundedLanes& l, FloatVec& a, KeyVec& key, const FloatVec& f) {
-#if defined(CPU_CAPABILITY_AVX512)
-  l.s0 = l.s0 + VecD(_mm512_cvtps_pd(_mm512_castps512_ps256(f)));
-  l.s1 = l.s1 +
-         VecD(_mm512_cvtps_pd(_mm256_castpd_ps(_mm512_extractf64x4_pd(_mm512_castps_pd(f), 1))));
-  const __m512i magnitude = _mm512_and_si512(_mm512_castps_si512(f), _mm512_set1_epi32(0x7fffffff));
-  a = _mm512_add_ps(a, _mm512_castsi512_ps(magnitude));
-  key = _mm512_min_epu32(key, _mm512_sub_epi32(magnitude, _mm512_set1_epi32(1)));
-#elif defined(CPU_CAPABILITY_AVX2)
-  l.s0 = l.s0 + VecD(_mm256_cvtps_pd(_mm256_castps256_ps128(f)));
-  l.s1 = l.s1 + VecD(_mm256_cvtps_pd(_mm256_extractf128_ps(f, 1)));
-  const __m256i magnitude = _mm256_and_si256(_mm256_castps_si256(f), _mm256_set1_epi32(0x7fffffff));
-  a = _mm256_add_ps(a, _mm256_castsi256_ps(magnitude));
-  key = _mm256_min_epu32(key, _mm256_sub_epi32(magnitude, _mm256_set1_epi32(1)));
-#else
-  alignas(64) double d[2 * kDoubleLanes];
-  for (int64_t j = 0; j < 2 * kDoubleLanes; ++j) {
-    d[j] = f.v[j];
-    a.v[j] += std::fabs(f.v[j]);
-    key.v[j] = std::min(key.v[j], exact::lsb_key(f.v[j]));
-  }
-  l.s0 = l.s0 + VecD::loadu(d);
-  l.s1 = l.s1 + VecD::loadu(d + kDoubleLanes);
 #endif
 }
 
@@ -220,6 +176,23 @@ C10_ALWAYS_INLINE uint32_t smallest_key(const KeyVec& key) {
   for (int64_t j = 0; j < 2 * kDoubleLanes; ++j) k = std::min(k, key.v[j]);
   return k;
 #endif
+}
+
+C10_ALWAYS_INLINE void clear(RoundedLanes& l) {
+  l.s0 = l.s1 = VecD(0.0);
+  l.a = zero_floats();
+  l.key = no_keys();
+}
+
+// One step: f's elements into the double sums of l, their absolute values into `a`, their
+// lsb keys into `key` (l's own, or another set's: contiguous_rounded_sum shares them).
+C10_ALWAYS_INLINE void add_step(RoundedLanes& l, FloatVec& a, KeyVec& key, const FloatVec& f) {
+  VecD low, high;
+  to_doubles(f, low, high);
+  l.s0 = l.s0 + low;
+  l.s1 = l.s1 + high;
+  a = add_abs(a, f);
+  min_keys(key, f);
 }
 
 // p[0, 2 * kDoubleLanes) += f, or = f where `first`.
