@@ -38,7 +38,8 @@ AUTO_CASES = [  # every launch of the launch model (csrc/launch_model.h)
     ((2**16 + 1, 8), 0),  # few columns: split
     ((4001, 4096), 0),  # vectorized columns
     ((4096, 4, 16), 1),  # flat columns across outer slices
-    ((3, 100003), 0),  # column tiles
+    ((3, 100003), 0),  # shifted vector columns (and unaligned: the data's edges)
+    ((2, 3, 5000), 1),  # column tiles (stepped, below)
     ((1001, 1027), 0),  # columns element by element
     ((8, 33, 1000), (0, 2)),  # two passes
 ]
@@ -90,6 +91,8 @@ def every_kernel():
                     run(x[:, 1:], dim, kernel)  # unaligned
                 if fast and x.dim() >= 2 and x.shape[0] > 2:
                     run(x[::2, ..., : x.shape[-1] - 1], dim, kernel)  # sliced: short runs
+                if fast and x.dim() == 3:
+                    run(x[..., ::2], dim, kernel)  # stepped: column tiles
         torch.cuda.synchronize()
         print(f"{kernel} ({time.monotonic() - start:.1f} s): ok", flush=True)
 

@@ -152,10 +152,15 @@ Launch rows_launch(const ReductionPass& pass, const ElementShape& element,
 
 Launch columns_launch(const ReductionPass& pass, const ElementShape& element) {
   const int64_t bytes = element.bytes, lanes = element.lanes();
-  bool vectors = element.vectors() && lanes > 1 && pass.inner_stride == 1 &&
-                 pass.inner % lanes == 0 && pass.reduced_stride % lanes == 0 &&
-                 element.data_address % 16 == 0 && element.output_address % 16 == 0;
-  for (int d = 0; d < pass.outer.ndim; ++d) vectors = vectors && pass.outer.strides[d] % lanes == 0;
+  // A lane's column is a vector of adjacent outputs where the inner dim is contiguous:
+  // aligned loads where every row starts on a vector and the vectors are whole, shifted
+  // loads (or a partial last vector) where the inner dim holds enough of them.
+  const bool contiguous = element.vectors() && lanes > 1 && pass.inner_stride == 1;
+  bool aligned = element.data_address % 16 == 0 && pass.reduced_stride % lanes == 0;
+  for (int d = 0; d < pass.outer.ndim; ++d) aligned = aligned && pass.outer.strides[d] % lanes == 0;
+  const bool whole = contiguous && aligned && pass.inner % lanes == 0;
+  const bool vectors =
+      whole || (contiguous && pass.inner >= Tuning::kColumnMinUnalignedVectors * lanes);
   // Short slabs: through shared memory, unless the loads are whole vectors already (a
   // lane then owns a vector of adjacent outputs, and its loads down a short reduced dim
   // are in flight together): 8 rows of 4, 8 and 12 floats ran at 59%, 84% and 87% of a
@@ -178,6 +183,7 @@ Launch columns_launch(const ReductionPass& pass, const ElementShape& element) {
   Launch launch;
   launch.kind = LaunchKind::kColumns;
   launch.vector = vectors ? lanes : 1;
+  launch.shifted = vectors && !aligned;
   const int64_t columns = ceil_div(pass.inner, launch.vector);  // of vectors, an outer slice
   const int64_t rows_per_lane =
       vectors ? Tuning::kColumnRowsPerLane : Tuning::kColumnRowsPerLaneScalar;
@@ -229,7 +235,8 @@ std::string Launch::describe() const {
     case LaunchKind::kRowsSplit:
       break;
     case LaunchKind::kColumns:
-      s << " vector=" << vector << " tx=" << tx << " ty=" << ty << (flat ? " flat" : "");
+      s << " vector=" << vector << (shifted ? " shifted" : "") << " tx=" << tx << " ty=" << ty
+        << (flat ? " flat" : "");
       break;
   }
   return s.str();

@@ -40,11 +40,11 @@ struct DeviceShape {
   int64_t threads_per_sm = 2048;  // resident threads a multiprocessor holds
 };
 
-// The element a pass reads: its size, and how its data and output pointers are aligned.
+// The element a pass reads: its size, and how its data are aligned. (Outputs: the
+// kernels check each store's alignment.)
 struct ElementShape {
-  int64_t bytes = 4;            // sizeof(T); vectors are 16 bytes, 16 / bytes elements
-  uintptr_t data_address = 0;   // the pass's first element
-  uintptr_t output_address = 0;
+  int64_t bytes = 4;           // sizeof(T); vectors are 16 bytes, 16 / bytes elements
+  uintptr_t data_address = 0;  // the pass's first element
   bool vectors() const { return bytes <= 16 && 16 % bytes == 0; }
   int64_t lanes() const { return vectors() ? 16 / bytes : 1; }
 };
@@ -70,6 +70,7 @@ struct Launch {
   // outputs (tx) and down the reduced dim (ty), whether a tile's lanes run across outer
   // slices (flat), and the blocks a tile's rows are split over.
   int64_t vector = 1;
+  bool shifted = false;  // vectors read where the rows are not aligned alike (columns.cuh)
   unsigned tx = 0, ty = 0;
   bool flat = false;
   int64_t splits = 1;
@@ -111,6 +112,12 @@ struct LaunchTuning {
   // A tile copies the memory between its slabs too: only where it is at most this share
   // of the tile (below a 32-byte sector it costs nothing: DRAM reads whole sectors).
   static constexpr int64_t kSlabGapNumerator = 1, kSlabGapDenominator = 2;
+  // Vectors of adjacent outputs whose rows are not aligned alike (a sliced or offset
+  // view, an odd inner extent), or whose last vector is partial, where the inner extent
+  // holds at least this many vectors: two aligned loads and a shift each, or elements
+  // one by one past the last whole vector. Narrower ones tile (slabs), where a lane's
+  // second load would fall in another outer slice.
+  static constexpr int64_t kColumnMinUnalignedVectors = 4;
   // A column lane sums at least this many rows (4 rounds of 8 vector loads; 2 rounds of
   // 32 scalar loads) before another lane shares its column.
   static constexpr int64_t kColumnRowsPerLane = 32;

@@ -98,7 +98,7 @@ pybind11::dict describe_plan(const at::Tensor& x, std::optional<std::vector<int6
     // The first pass reads the input in place; the rest read aligned scratch.
     const ElementShape element{
         pass_element_bytes(plan.input.scalar_type(), k),
-        k == 0 ? reinterpret_cast<uintptr_t>(plan.input.const_data_ptr()) : 0, 0};
+        k == 0 ? reinterpret_cast<uintptr_t>(plan.input.const_data_ptr()) : 0};
     pybind11::list outer;
     for (int d = 0; d < p.outer.ndim; ++d)
       outer.append(pybind11::make_tuple(p.outer.sizes[d], p.outer.strides[d]));

@@ -44,6 +44,9 @@ struct ColumnTiling {
   int64_t tiles;
   int64_t splits;  // blocks a tile's rows are split over (gridDim.y)
   int64_t rows_per_split;
+  // Shifted vectors (rows not aligned alike): the data's first byte and one past its
+  // last, which the aligned vectors around a lane's elements must not leave.
+  uintptr_t begin, end;
 };
 
 // Shared memory for sum_down_ty: 16 KiB, whatever the sum's type.
@@ -114,9 +117,56 @@ template <typename T, int kVec>
 struct Loaded {
   static_assert(kVec * sizeof(T) == 16 || kVec * sizeof(T) == 8);
   using Raw = std::conditional_t<kVec * sizeof(T) == 16, uint4, uint2>;
+  static constexpr int kWords = sizeof(Raw) / 4;
   Raw raw{};
   __device__ __forceinline__ static Loaded load(const T* p) {
     return {load_streaming(reinterpret_cast<const Raw*>(p))};
+  }
+  // The first `valid` elements from p one by one (the rest zero): a column past the last
+  // whole vector of an outer slice, or one at the edge of the data.
+  __device__ __noinline__ static Loaded load_elements(const T* p, int valid) {
+    T lanes[kVec];
+#pragma unroll
+    for (int j = 0; j < kVec; ++j) lanes[j] = j < valid ? p[j] : T(0);
+    Loaded v;
+    memcpy(&v.raw, lanes, sizeof(Raw));
+    return v;
+  }
+  // The vector at p where p need not be aligned to it (rows of a sliced or offset view,
+  // or rows whose stride is not a whole number of vectors, are aligned alike only by
+  // chance): the aligned vectors around it, ordinary loads (the lanes either side read
+  // the same sectors: L1 serves the second), then a funnel shift by the misalignment,
+  // its whole words chosen in binary steps (selects, no indexing into registers). Where
+  // those vectors would reach outside [begin, end), the bytes of the data, the elements
+  // one by one.
+  __device__ __forceinline__ static Loaded load_shifted(const T* p, int valid, uintptr_t begin,
+                                                        uintptr_t end) {
+    const uintptr_t address = reinterpret_cast<uintptr_t>(p);
+    const unsigned shift = static_cast<unsigned>(address % sizeof(Raw));
+    const uintptr_t aligned = address - shift;
+    if (aligned < begin || aligned + (shift == 0 ? 1 : 2) * sizeof(Raw) > end) {
+      return load_elements(p, valid);
+    }
+    uint32_t w[2 * kWords] = {};
+    const Raw* vectors = reinterpret_cast<const Raw*>(aligned);
+    const Raw low = __ldg(vectors);
+    memcpy(w, &low, sizeof(Raw));
+    if (shift != 0) {
+      const Raw high = __ldg(vectors + 1);
+      memcpy(w + kWords, &high, sizeof(Raw));
+    }
+    const unsigned words = shift / 4, bits = shift % 4 * 8;
+#pragma unroll
+    for (int step = kWords / 2; step >= 1; step /= 2) {
+#pragma unroll
+      for (int i = 0; i + step < 2 * kWords; ++i) w[i] = (words & step) ? w[i + step] : w[i];
+    }
+    uint32_t out[kWords];
+#pragma unroll
+    for (int j = 0; j < kWords; ++j) out[j] = __funnelshift_r(w[j], w[j + 1], bits);
+    Loaded v;
+    memcpy(&v.raw, out, sizeof(Raw));
+    return v;
   }
   template <typename P>
   __device__ __forceinline__ void add_to(typename P::Acc (&acc)[kVec]) const {
@@ -136,14 +186,15 @@ struct Loaded<T, 1> {
   }
 };
 
-// A thread's kVec adjacent outputs; 16 bytes at a time when they fill whole vectors (the
-// outputs of the vectorized kernels are, from an aligned allocation): four 4-byte
-// stores a thread left 68% of the full sum's speed on 8 x 2^24 dim 0. Exact sums store
-// one by one, all certified before any fallback (whose call would otherwise keep the
-// other sums alive across it: 52-112 bytes of spills a thread at 64 registers).
+// A thread's kVec adjacent outputs, the first `valid` of them (fewer in the last column
+// of an outer slice whose inner extent is not a whole number of vectors); 16 bytes at a
+// time where they fill whole aligned vectors: four 4-byte stores a thread left 68% of the
+// full sum's speed on 8 x 2^24 dim 0. Exact sums store one by one, all certified before
+// any fallback (whose call would otherwise keep the other sums alive across it: 52-112
+// bytes of spills a thread at 64 registers).
 template <typename P, typename Out, typename C, int kVec>
 __device__ __forceinline__ void store_outputs(const P& policy, Out* y, int64_t q,
-                                              const C (&sums)[kVec]) {
+                                              const C (&sums)[kVec], int valid) {
   if constexpr (P::kExact && !std::is_same_v<Out, CertifiedSum>) {
     Out values[kVec];
     bool certified[kVec];
@@ -152,11 +203,22 @@ __device__ __forceinline__ void store_outputs(const P& policy, Out* y, int64_t q
       certified[j] = exact::certify<Out>(P::certificate(sums[j]), &values[j]);
     }
 #pragma unroll
-    for (int j = 0; j < kVec; ++j) y[q + j] = certified[j] ? values[j] : policy.recomputed(q + j);
+    for (int j = 0; j < kVec; ++j) {
+      if (j < valid) y[q + j] = certified[j] ? values[j] : policy.recomputed(q + j);
+    }
   } else if constexpr (P::kExact || kVec * sizeof(Out) % 16 != 0) {
 #pragma unroll
-    for (int j = 0; j < kVec; ++j) policy.store(y, q + j, sums[j]);
+    for (int j = 0; j < kVec; ++j) {
+      if (j < valid) policy.store(y, q + j, sums[j]);
+    }
   } else {
+    if (valid < kVec || reinterpret_cast<uintptr_t>(y + q) % 16 != 0) {
+#pragma unroll
+      for (int j = 0; j < kVec; ++j) {
+        if (j < valid) policy.store(y, q + j, sums[j]);
+      }
+      return;
+    }
     Out values[kVec];
 #pragma unroll
     for (int j = 0; j < kVec; ++j) values[j] = policy.template output<Out>(sums[j]);
@@ -176,7 +238,9 @@ template <typename P, int kVec>
 constexpr int kColumnMinBlocks =
     sizeof(typename P::Acc) * kVec <= 32 || std::is_same_v<typename P::Sum, RoundedSum> ? 2 : 1;
 
-template <typename T, typename Out, int kVec, typename P>
+// kShifted: the rows' vectors are read by Loaded::load_shifted, two aligned vectors and a
+// shift each, 4 rows in flight rather than 8 (the same registers).
+template <typename T, typename Out, int kVec, bool kShifted, typename P>
 __global__ void __launch_bounds__(kColumnThreads, (kColumnMinBlocks<P, kVec>))
     columns(Columns<T> c, ColumnTiling tiling, Out* __restrict__ y,
             typename P::Sum* __restrict__ partials, unsigned* __restrict__ tickets, P policy) {
@@ -188,7 +252,7 @@ __global__ void __launch_bounds__(kColumnThreads, (kColumnMinBlocks<P, kVec>))
   using C = typename P::Sum;
   // 128 bytes in flight a thread with vectors; 32 elements without (2^23 x 3 dim 0, 4-byte
   // loads: 16 in flight ran at 0.96x torch.sum).
-  constexpr int kUnroll = kVec > 1 ? 8 : 32;
+  constexpr int kUnroll = kVec > 1 ? (kShifted ? 4 : 8) : 32;
   __shared__ C shared[kColumnThreads * kTyChunk<C>];
   const unsigned tx = tiling.tx, ty = tiling.ty;
   const unsigned tx_index = threadIdx.x % tx, ty_index = threadIdx.x / tx;
@@ -210,19 +274,29 @@ __global__ void __launch_bounds__(kColumnThreads, (kColumnMinBlocks<P, kVec>))
       column = (tile % tiling.tiles_per_outer) * tx + tx_index;
       active = column < tiling.columns;
     }
-    const int64_t i0 = column * kVec;  // with kVec > 1, inner is a multiple of kVec
+    const int64_t i0 = column * kVec;
+    const int valid = static_cast<int>(min(int64_t{kVec}, c.inner - i0));  // outputs of the column
     const T* base = c.x + c.outer.offset(o) + i0 * c.inner_stride;
     Acc acc[kVec] = {};
     if (active) {
       // kUnroll rows in flight; the last round predicated rather than a row at a time.
       const int64_t step = ty;
       for (int64_t r = r_begin + ty_index; r < r_end; r += kUnroll * step) {
-        Loaded<T, kVec> v[kUnroll];
+        using Load = Loaded<T, kVec>;
+        Load v[kUnroll];
 #pragma unroll
         for (int u = 0; u < kUnroll; ++u) {
           const int64_t row = r + u * step;
-          v[u] = row < r_end ? Loaded<T, kVec>::load(base + row * c.reduced_stride)
-                             : Loaded<T, kVec>{};
+          const T* p = base + row * c.reduced_stride;
+          if (row >= r_end) {
+            v[u] = Load{};
+          } else if constexpr (kShifted) {
+            v[u] = Load::load_shifted(p, valid, tiling.begin, tiling.end);
+          } else if constexpr (kVec > 1) {
+            v[u] = valid == kVec ? Load::load(p) : Load::load_elements(p, valid);
+          } else {
+            v[u] = Load::load(p);
+          }
         }
 #pragma unroll
         for (int u = 0; u < kUnroll; ++u) v[u].template add_to<P>(acc);  // zeros past r_end
@@ -234,7 +308,7 @@ __global__ void __launch_bounds__(kColumnThreads, (kColumnMinBlocks<P, kVec>))
     sum_down_ty(sums, shared, tx, ty);
     const int64_t q = o * c.inner + i0;  // the first output of the thread's column
     if (tiling.splits == 1) {
-      if (ty_index == 0 && active) store_outputs(policy, y, q, sums);
+      if (ty_index == 0 && active) store_outputs(policy, y, q, sums, valid);
       continue;
     }
 
@@ -259,7 +333,7 @@ __global__ void __launch_bounds__(kColumnThreads, (kColumnMinBlocks<P, kVec>))
         sums[j] += load_coherent(tile_partials + s * width + tx_index * kVec + j);
     }
     sum_down_ty(sums, shared, tx, ty);
-    if (ty_index == 0 && active) store_outputs(policy, y, q, sums);
+    if (ty_index == 0 && active) store_outputs(policy, y, q, sums, valid);
     if (threadIdx.x == 0) tickets[tile] = 0;  // for the next launch on this stream
     return;
   }

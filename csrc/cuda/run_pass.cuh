@@ -69,11 +69,11 @@ void split_rows(const Rows& rows, Out* y, const at::Tensor& like, const P& polic
   C10_CUDA_KERNEL_LAUNCH_CHECK();
 }
 
-template <typename T, typename Out, int kVec, typename P>
+template <typename T, typename Out, int kVec, bool kShifted, typename P>
 void launch_columns(const Columns<T>& c, const Launch& launch, Out* y, const at::Tensor& like,
                     const P& policy) {
   using C = typename P::Sum;
-  constexpr auto kernel = columns<T, Out, kVec, P>;
+  constexpr auto kernel = columns<T, Out, kVec, kShifted, P>;
   const cudaStream_t stream = c10::cuda::getCurrentCUDAStream();
   ColumnTiling t;
   t.tx = launch.tx;
@@ -82,6 +82,11 @@ void launch_columns(const Columns<T>& c, const Launch& launch, Out* y, const at:
   t.columns = ceil_div(c.inner, kVec);
   t.tiles_per_outer = ceil_div(t.columns, t.tx);
   t.tiles = t.flat ? ceil_div(c.outer_size * t.columns, t.tx) : c.outer_size * t.tiles_per_outer;
+  // Strides are not negative (geometry.h): the data runs from c.x to its last element.
+  const T* last = c.x + c.outer.offset(c.outer_size - 1) + (c.length - 1) * c.reduced_stride +
+                  (c.inner - 1) * c.inner_stride;
+  t.begin = address_of(c.x);
+  t.end = address_of(last + 1);
   // When the tiles fill less than half the GPU, a tile's rows split over blocks, while every
   // thread keeps kColumnRowsPerSplitLane rows and the finish stays cheap. Only then: a split
   // writes and reads splits x outputs partial sums, and splitting for more rounds of
@@ -116,8 +121,8 @@ template <typename T, typename Out, typename P>
 void run_pass(const T* x, const ReductionPass& pass, Out* y, const at::Tensor& like,
               const P& policy) {
   const cudaStream_t stream = c10::cuda::getCurrentCUDAStream();
-  const Launch launch = choose_launch(
-      pass, ElementShape{int64_t{sizeof(T)}, address_of(x), address_of(y)}, device_shape());
+  const Launch launch =
+      choose_launch(pass, ElementShape{int64_t{sizeof(T)}, address_of(x)}, device_shape());
   switch (launch.kind) {
     case LaunchKind::kRowsVectors: {
       using Q = typename P::Short;
@@ -198,9 +203,13 @@ void run_pass(const T* x, const ReductionPass& pass, Out* y, const at::Tensor& l
         // 128 registers and spilled 80 bytes in the loop.
         constexpr int kVec =
             std::is_same_v<typename P::Sum, RoundedSum> ? 8 / sizeof(T) : 16 / sizeof(T);
-        launch_columns<T, Out, kVec>(c, launch, y, like, policy);
+        if (launch.shifted) {
+          launch_columns<T, Out, kVec, true>(c, launch, y, like, policy);
+        } else {
+          launch_columns<T, Out, kVec, false>(c, launch, y, like, policy);
+        }
       } else {
-        launch_columns<T, Out, 1>(c, launch, y, like, policy);
+        launch_columns<T, Out, 1, false>(c, launch, y, like, policy);
       }
       return;  // launch_columns checked its launch
     }
