@@ -158,9 +158,10 @@ Launch columns_launch(const ReductionPass& pass, const ElementShape& element) {
   const bool contiguous = element.vectors() && lanes > 1 && pass.inner_stride == 1;
   bool aligned = element.data_address % 16 == 0 && pass.reduced_stride % lanes == 0;
   for (int d = 0; d < pass.outer.ndim; ++d) aligned = aligned && pass.outer.strides[d] % lanes == 0;
+  const bool wide = contiguous && pass.inner >= Tuning::kColumnMinUnalignedVectors * lanes;
   const bool whole = contiguous && aligned && pass.inner % lanes == 0;
-  const bool vectors =
-      whole || (contiguous && pass.inner >= Tuning::kColumnMinUnalignedVectors * lanes);
+  const bool shifted = wide && !aligned && pass.length <= Tuning::kColumnMaxShiftedRows;
+  const bool vectors = whole || (wide && aligned) || shifted;
   // Short slabs: through shared memory, unless the loads are whole vectors already (a
   // lane then owns a vector of adjacent outputs, and its loads down a short reduced dim
   // are in flight together): 8 rows of 4, 8 and 12 floats ran at 59%, 84% and 87% of a
@@ -183,7 +184,7 @@ Launch columns_launch(const ReductionPass& pass, const ElementShape& element) {
   Launch launch;
   launch.kind = LaunchKind::kColumns;
   launch.vector = vectors ? lanes : 1;
-  launch.shifted = vectors && !aligned;
+  launch.shifted = shifted;
   const int64_t columns = ceil_div(pass.inner, launch.vector);  // of vectors, an outer slice
   const int64_t rows_per_lane =
       vectors ? Tuning::kColumnRowsPerLane : Tuning::kColumnRowsPerLaneScalar;

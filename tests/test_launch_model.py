@@ -78,7 +78,8 @@ CASES = [
     # contiguous, column tiles where they are stepped
     ((3, 100003), "contiguous", [0], ["columns"]),
     ((8, 4096), "offset", [0], ["columns"]),
-    ((33, 4096), "offset", [0], ["columns"]),
+    ((32, 4096), "offset", [0], ["columns"]),  # shifted
+    ((33, 4096), "offset", [0], ["columns"]),  # an element a lane
     ((2, 3, 5000), "stepped", [1], ["column_tiles"]),
     ((2, 31, 5000), "stepped", [1], ["column_tiles"]),
     ((2, 32, 5000), "stepped", [1], ["columns"]),  # just over: tiles under 64 wide
@@ -110,9 +111,12 @@ def test_column_shapes():
     # Wide columns: a warp across 32 vectors, 16 lanes down the rows.
     x = make((1024, 4096), "contiguous", torch.float32, "cpu")
     assert wr._C.plan(x, [0])["passes"][0]["launch"] == "columns vector=4 tx=32 ty=16 flat"
-    # Rows not aligned alike: shifted vectors; stepped columns: an element a lane.
+    # Rows not aligned alike: shifted vectors for short reduced dims, an element a lane
+    # for long ones; stepped columns: an element a lane.
+    x = make((8, 4096), "offset", torch.float32, "cpu")
+    assert wr._C.plan(x, [0])["passes"][0]["launch"] == "columns vector=4 shifted tx=512 ty=1 flat"
     x = make((1024, 4096), "offset", torch.float32, "cpu")
-    assert wr._C.plan(x, [0])["passes"][0]["launch"] == "columns vector=4 shifted tx=32 ty=16 flat"
+    assert wr._C.plan(x, [0])["passes"][0]["launch"].startswith("columns vector=1 tx=")
     x = make((64, 9, 17), "sliced", torch.float32, "cpu")  # aligned, a partial last vector
     assert wr._C.plan(x, [1])["passes"][0]["launch"].startswith("columns vector=4 tx=")
     x = make((1024, 4096), "stepped", torch.float32, "cpu")

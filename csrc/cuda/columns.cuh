@@ -124,7 +124,7 @@ struct Loaded {
   }
   // The first `valid` elements from p one by one (the rest zero): a column past the last
   // whole vector of an outer slice, or one at the edge of the data.
-  __device__ __noinline__ static Loaded load_elements(const T* p, int valid) {
+  __device__ __forceinline__ static Loaded load_elements(const T* p, int valid) {
     T lanes[kVec];
 #pragma unroll
     for (int j = 0; j < kVec; ++j) lanes[j] = j < valid ? p[j] : T(0);
@@ -136,19 +136,13 @@ struct Loaded {
   // or rows whose stride is not a whole number of vectors, are aligned alike only by
   // chance): the aligned vectors around it, ordinary loads (the lanes either side read
   // the same sectors: L1 serves the second), then a funnel shift by the misalignment,
-  // its whole words chosen in binary steps (selects, no indexing into registers). Where
-  // those vectors would reach outside [begin, end), the bytes of the data, the elements
-  // one by one.
-  __device__ __forceinline__ static Loaded load_shifted(const T* p, int valid, uintptr_t begin,
-                                                        uintptr_t end) {
+  // its whole words chosen in binary steps (selects, no indexing into registers). The
+  // caller checks shifts_within first.
+  __device__ __forceinline__ static Loaded load_shifted(const T* p) {
     const uintptr_t address = reinterpret_cast<uintptr_t>(p);
     const unsigned shift = static_cast<unsigned>(address % sizeof(Raw));
-    const uintptr_t aligned = address - shift;
-    if (aligned < begin || aligned + (shift == 0 ? 1 : 2) * sizeof(Raw) > end) {
-      return load_elements(p, valid);
-    }
+    const Raw* vectors = reinterpret_cast<const Raw*>(address - shift);
     uint32_t w[2 * kWords] = {};
-    const Raw* vectors = reinterpret_cast<const Raw*>(aligned);
     const Raw low = __ldg(vectors);
     memcpy(w, &low, sizeof(Raw));
     if (shift != 0) {
@@ -167,6 +161,12 @@ struct Loaded {
     Loaded v;
     memcpy(&v.raw, out, sizeof(Raw));
     return v;
+  }
+  // Whether load_shifted(p) reads within [begin, end), the data's bytes.
+  __device__ __forceinline__ static bool shifts_within(const T* p, uintptr_t begin, uintptr_t end) {
+    const uintptr_t address = reinterpret_cast<uintptr_t>(p);
+    const uintptr_t shift = address % sizeof(Raw), aligned = address - shift;
+    return aligned >= begin && aligned + (shift == 0 ? 1 : 2) * sizeof(Raw) <= end;
   }
   template <typename P>
   __device__ __forceinline__ void add_to(typename P::Acc (&acc)[kVec]) const {
@@ -279,27 +279,41 @@ __global__ void __launch_bounds__(kColumnThreads, (kColumnMinBlocks<P, kVec>))
     const T* base = c.x + c.outer.offset(o) + i0 * c.inner_stride;
     Acc acc[kVec] = {};
     if (active) {
+      using Load = Loaded<T, kVec>;
+      const int64_t step = ty, first = r_begin + ty_index;
       // kUnroll rows in flight; the last round predicated rather than a row at a time.
-      const int64_t step = ty;
-      for (int64_t r = r_begin + ty_index; r < r_end; r += kUnroll * step) {
-        using Load = Loaded<T, kVec>;
-        Load v[kUnroll];
+      auto sum_rows = [&](auto load) {
+        for (int64_t r = first; r < r_end; r += kUnroll * step) {
+          Load v[kUnroll];
 #pragma unroll
-        for (int u = 0; u < kUnroll; ++u) {
-          const int64_t row = r + u * step;
-          const T* p = base + row * c.reduced_stride;
-          if (row >= r_end) {
-            v[u] = Load{};
-          } else if constexpr (kShifted) {
-            v[u] = Load::load_shifted(p, valid, tiling.begin, tiling.end);
-          } else if constexpr (kVec > 1) {
-            v[u] = valid == kVec ? Load::load(p) : Load::load_elements(p, valid);
-          } else {
-            v[u] = Load::load(p);
+          for (int u = 0; u < kUnroll; ++u) {
+            const int64_t row = r + u * step;
+            v[u] = row < r_end ? load(base + row * c.reduced_stride) : Load{};
           }
-        }
 #pragma unroll
-        for (int u = 0; u < kUnroll; ++u) v[u].template add_to<P>(acc);  // zeros past r_end
+          for (int u = 0; u < kUnroll; ++u) v[u].template add_to<P>(acc);  // zeros past r_end
+        }
+      };
+      // A column whose vectors are partial or reach past the data (whose rows' addresses
+      // grow with the row: its first and last row tell) reads its elements one by one, in
+      // a loop of its own: a call in the loop cost the other columns spills.
+      if constexpr (kVec == 1) {
+        sum_rows([](const T* p) { return Load::load(p); });
+      } else {
+        bool edge = valid < kVec;
+        if (kShifted && first < r_end) {
+          const int64_t last = first + (r_end - 1 - first) / step * step;
+          edge = edge ||
+                 !Load::shifts_within(base + first * c.reduced_stride, tiling.begin, tiling.end) ||
+                 !Load::shifts_within(base + last * c.reduced_stride, tiling.begin, tiling.end);
+        }
+        if (edge) {
+          sum_rows([&](const T* p) { return Load::load_elements(p, valid); });
+        } else if constexpr (kShifted) {
+          sum_rows([](const T* p) { return Load::load_shifted(p); });
+        } else {
+          sum_rows([](const T* p) { return Load::load(p); });
+        }
       }
     }
     C sums[kVec];
