@@ -35,20 +35,52 @@ Layout memory_layout(c10::ArrayRef<int64_t> sizes, c10::ArrayRef<int64_t> stride
   return merged;
 }
 
+namespace {
+
+// Short rows second: the first pass of a layout sums its innermost reduced dim, but for
+// [..., R_big, K, R_small] with R_small innermost and short (up to kShortRow), R_big
+// longer, and K a kept dim that is one dim in memory with R_small. There R_big goes
+// first, as columns whose inner dim is K and R_small merged (within a pass, kept dims and
+// dims left for later are alike), and writes 1/R_big.size of the input for the short
+// rows that follow. Innermost first, the short-row kernels read the input and wrote
+// 1/R_small.size of it: bfloat16 [2, 2248, 227, 6] summed over 2248 and 6 ran at 0.46x
+// torch.sum so on an H100. Only that shape moves, the one measured.
+constexpr int64_t kShortRow = 16;
+
+bool short_rows_second(const Layout& layout) {
+  const size_t n = layout.size();
+  if (n < 3) return false;
+  const LayoutDim &big = layout[n - 3], &kept = layout[n - 2], &small = layout[n - 1];
+  return big.reduced && !kept.reduced && small.reduced &&
+         kept.stride == small.size * small.stride && small.size <= kShortRow &&
+         big.size > small.size;
+}
+
+}  // namespace
+
 bool plan_pass(const Layout& layout, PassPlan* plan) {
+  const int last = static_cast<int>(layout.size()) - 1;
   int reduced = -1;  // the innermost reduced dim
-  for (int d = static_cast<int>(layout.size()) - 1; d >= 0 && reduced < 0; --d) {
+  for (int d = last; d >= 0 && reduced < 0; --d) {
     if (layout[d].reduced) reduced = d;
   }
   if (reduced < 0) return false;
-  const int last = static_cast<int>(layout.size()) - 1;
-  const bool columns = reduced != last;  // the innermost dim is kept: inner
+  // The dims from `inner` on are the pass's inner dim, one dim in memory: the innermost
+  // dim where that is kept, or none (a row reduction); or, short rows second, the kept
+  // dim and the short reduced dim under it.
+  int inner = reduced == last ? last + 1 : last;
+  if (short_rows_second(layout)) {
+    reduced = last - 2;
+    inner = last - 1;
+  }
+  const bool columns = inner <= last;
 
   ReductionPass pass;
   pass.length = layout[reduced].size;
   pass.reduced_stride = layout[reduced].stride;
   if (columns) {
-    pass.inner = layout[last].size;
+    pass.inner = 1;
+    for (int d = inner; d <= last; ++d) pass.inner *= layout[d].size;
     pass.inner_stride = layout[last].stride;
   }
   // The pass's outputs, contiguous in memory order: the outer dims, then inner.
@@ -56,7 +88,7 @@ bool plan_pass(const Layout& layout, PassPlan* plan) {
   for (int d = 0; d <= last; ++d) {
     if (d == reduced) continue;
     rest.push_back(layout[d]);
-    if (d == last && columns) continue;
+    if (d >= inner) continue;
     // Within the pass, kept dims and reduced dims left for later are alike: outer dims
     // merge whenever they are one dim in memory (x.sum((0, 2)): rows one after the other).
     OuterDims& outer = pass.outer;

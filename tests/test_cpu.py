@@ -204,6 +204,7 @@ def test_several_passes_and_the_copied_layout(dtype):
         ((4, 17, 300, 3), (0, 2, 3)),
         ((3, 1025, 2, 33), (1, 3)),
         ((300, 5, 70), (0, 2)),
+        ((3, 40, 33, 6), (1, 3)),  # the columns of 40 first, then the rows of 6
     ]:
         x = random_tensor(shape, dtype, "cpu")
         assert len(plan(x, dim)["passes"]) >= 2

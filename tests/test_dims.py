@@ -13,7 +13,7 @@ import warpreduce_torch as wr
 from warpreduce_torch import _C
 from warpreduce_torch.testing import VIEW_LAYOUTS, assert_sum_matches, random_tensor, random_view
 
-from .support import DEVICES, DTYPES, HAS_CUDA, requires_cuda
+from .support import DEVICES, DTYPES, FLOAT_DTYPES, HAS_CUDA, INT_DTYPES, requires_cuda
 
 
 def passes(x, dim=None):
@@ -52,6 +52,9 @@ def test_full_sum_of_a_dense_tensor_is_one_row():
 def test_middle_dim_is_columns_under_an_outer_dim():
     (q,) = passes(torch.empty(4, 5, 6), 1)["passes"]
     assert q["kind"] == "columns" and q["outer"] == [(4, 30)] and q["inner"] == 6
+    # Kept dims below that stay apart: the innermost is inner, the other outer.
+    (q,) = passes(torch.empty(4, 10, 6)[:, ::2], 0)["passes"]
+    assert q["kind"] == "columns" and q["outer"] == [(5, 12)] and q["inner"] == 6
 
 
 def test_dims_that_stay_apart_take_a_pass_each_innermost_first():
@@ -60,6 +63,62 @@ def test_dims_that_stay_apart_take_a_pass_each_innermost_first():
     rows, cols = p["passes"]
     assert rows["kind"] == "rows" and rows["packed_rows"] and rows["length"] == 49
     assert cols["kind"] == "columns" and (cols["length"], cols["inner"]) == (8, 16)
+
+
+def describe(q):
+    return (q["kind"], q["outer"], q["length"], q["reduced_stride"], q["inner"], q["inner_stride"])
+
+
+def test_a_short_innermost_dim_under_a_longer_one_goes_second():
+    """[..., R_big, K, R_small], R_small innermost and at most 16 long, R_big longer, K
+    one dim in memory with R_small: the first pass sums R_big as columns over K and
+    R_small merged, the rows of R_small follow over its outputs."""
+    # Memory order [K(2), R(2248), K(227), R(6)]: a permuted view, summed over 2248 and 6.
+    x = torch.empty(2, 2248, 227, 6, dtype=torch.bfloat16).permute(0, 2, 1, 3)
+    cols, rows = passes(x, (2, 3))["passes"]
+    assert describe(cols) == ("columns", [(2, 2248 * 1362)], 2248, 1362, 1362, 1)
+    assert describe(rows) == ("rows", [(2 * 227, 6)], 6, 1, 1, 1) and rows["packed_rows"]
+    # The same layout summed as a contiguous tensor; rows of 16; the short dim strided.
+    cols, rows = passes(torch.empty(3, 40, 5, 16), (1, 3))["passes"]
+    assert describe(cols) == ("columns", [(3, 3200)], 40, 80, 80, 1)
+    assert describe(rows) == ("rows", [(15, 16)], 16, 1, 1, 1)
+    cols, rows = passes(torch.empty(3, 40, 5, 12)[..., ::2], (1, 3))["passes"]
+    assert describe(cols) == ("columns", [(3, 2400)], 40, 60, 30, 2)
+    assert describe(rows) == ("rows", [(15, 6)], 6, 1, 1, 1)
+    # A reduced dim above R_big is outer to the first pass and has its own pass after;
+    # where it is longer than the short rows, it goes before them too.
+    p = passes(torch.empty(3, 2, 40, 5, 6), (0, 2, 4))["passes"]
+    assert [describe(q) for q in p] == [
+        ("columns", [(6, 1200)], 40, 30, 30, 1),
+        ("rows", [(30, 6)], 6, 1, 1, 1),
+        ("columns", [], 3, 10, 10, 1),
+    ]
+    p = passes(torch.empty(20, 2, 40, 5, 6), (0, 2, 4))["passes"]
+    assert [describe(q) for q in p] == [
+        ("columns", [(40, 1200)], 40, 30, 30, 1),
+        ("columns", [], 20, 60, 60, 1),
+        ("rows", [(10, 6)], 6, 1, 1, 1),
+    ]
+
+
+def test_other_short_innermost_dims_go_first():
+    def kinds(x, dim):
+        return [(q["kind"], q["length"]) for q in passes(x, dim)["passes"]]
+
+    # Rows of 17: longer than 16.
+    assert kinds(torch.empty(3, 40, 5, 17), (1, 3)) == [("rows", 17), ("columns", 40)]
+    # R_big not longer than R_small.
+    assert kinds(torch.empty(3, 6, 5, 6), (1, 3)) == [("rows", 6), ("columns", 6)]
+    assert kinds(torch.empty(3, 4, 5, 6), (1, 3)) == [("rows", 6), ("columns", 4)]
+    # K not one dim in memory with R_small: rows of 6, 8 apart.
+    x = torch.empty(3, 40, 5, 8)[..., :6]
+    assert kinds(x, (1, 3)) == [("rows", 6), ("columns", 40)]
+    # Two kept dims between them that do not merge.
+    x = torch.empty(3, 40, 10, 3, 6)[:, :, ::2]
+    assert kinds(x, (1, 4)) == [("rows", 6), ("columns", 40)]
+    # R_big innermost but for a kept dim (one pass), or no kept dim between (they merge).
+    assert kinds(torch.empty(3, 40, 5, 6), (1, 2)) == [("columns", 200)]
+    assert kinds(torch.empty(3, 40, 5, 6), (1,)) == [("columns", 40)]
 
 
 def test_sliced_and_expanded_inputs_are_described_by_their_strides():
@@ -256,6 +315,45 @@ def test_awkward_lengths(device, dtype):
         x = random_tensor((rows, cols), dtype, device, seed=rows + cols)
         assert_sum_matches(wr.sum(x, 0), x, 0)
         assert_sum_matches(wr.sum(x, 1), x, 1)
+
+
+def short_under_long(a, big, kept, short, layout, dtype, seed):
+    """A tensor whose memory order is [K(a), R(big), K(kept), R(short)] (R summed), in
+    `layout`, and the dims to sum."""
+    shape = (a, big, kept, short)
+    if layout == "contiguous":
+        return random_tensor(shape, dtype, "cpu", seed), (1, 3)
+    if layout == "permuted":  # the kept dims out of memory order: (kept, big, a, short)
+        return random_tensor(shape, dtype, "cpu", seed).permute(2, 1, 0, 3), (1, 3)
+    if layout == "strided":  # the short dim's elements 2 apart
+        base = random_tensor((a, big, kept, 2 * short), dtype, "cpu", seed)
+        return base[..., ::2], (1, 3)
+    if layout == "offset":  # the data pointer one element past a 16-byte boundary
+        flat = random_tensor((a * big * kept * short + 1,), dtype, "cpu", seed)
+        return flat[1:].view(shape), (1, 3)
+    if layout == "sliced":  # every other slice of the first dim; the short dim padded
+        base = random_tensor((2 * a, big, kept, short + 2), dtype, "cpu", seed)
+        return base[::2, ..., :short], (1, 3)
+    if layout == "reduced_above":  # a reduced dim above, a pass of its own
+        return random_tensor((3,) + shape, dtype, "cpu", seed), (0, 2, 4)
+    raise ValueError(layout)
+
+
+SHORT_UNDER_LONG = ["contiguous", "permuted", "strided", "offset", "sliced", "reduced_above"]
+
+
+@pytest.mark.parametrize("dtype", FLOAT_DTYPES + INT_DTYPES, ids=str)
+def test_a_short_innermost_dim_under_a_longer_one(dtype):
+    """Values where the short innermost reduced dim may go second (its pass over the
+    longer dim's outputs) and around the limits of that order: rows of 16 and 17, the
+    longer dim not longer, the kept dim between not one dim in memory with the short one."""
+    sizes = itertools.product([1, 3, 17, 33], [1, 3, 33], [1, 3, 6, 16, 17])
+    for i, (big, kept, short) in enumerate(sizes):
+        for j, layout in enumerate(SHORT_UNDER_LONG):
+            a = (1, 3)[(i // 2 + j) % 2]
+            x, dim = short_under_long(a, big, kept, short, layout, dtype, i)
+            keepdim = (i + j) % 2 == 1
+            assert_sum_matches(wr.sum(x, dim, keepdim), x, dim, keepdim)
 
 
 # Shapes large enough for every CUDA kernel of auto and its launch shapes: short rows

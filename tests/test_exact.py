@@ -229,6 +229,7 @@ def test_several_passes_and_the_copied_layout(device, dtype):
         ((5, 33, 7, 9), (0, 2)),
         ((4, 17, 300, 3), (0, 2, 3)),
         ((300, 5, 70), (0, 2)),
+        ((3, 40, 33, 6), (1, 3)),  # the columns of 40 first, then the rows of 6
     ]:
         x = random_tensor(shape, dtype, device, mean=0)
         assert device != "cpu" or len(_C.plan(x, list(dim))["passes"]) >= 2
