@@ -153,14 +153,16 @@ Launch rows_launch(const ReductionPass& pass, const ElementShape& element,
 Launch columns_launch(const ReductionPass& pass, const ElementShape& element) {
   const int64_t bytes = element.bytes, lanes = element.lanes();
   // A lane's column is a vector of adjacent outputs where the inner dim is contiguous:
-  // aligned loads where every row starts on a vector and the vectors are whole, shifted
-  // loads (or a partial last vector) where the inner dim holds enough of them.
+  // aligned loads where every row starts on a vector and the vectors are whole; for
+  // short reduced dims over an inner dim of enough vectors also a partial last vector,
+  // and, for 1- and 2-byte elements, shifted loads (LaunchTuning says where each ends).
   const bool contiguous = element.vectors() && lanes > 1 && pass.inner_stride == 1;
   bool aligned = element.data_address % 16 == 0 && pass.reduced_stride % lanes == 0;
   for (int d = 0; d < pass.outer.ndim; ++d) aligned = aligned && pass.outer.strides[d] % lanes == 0;
-  const bool wide = contiguous && pass.inner >= Tuning::kColumnMinUnalignedVectors * lanes;
   const bool whole = contiguous && aligned && pass.inner % lanes == 0;
-  const bool shifted = wide && !aligned && pass.length <= Tuning::kColumnMaxShiftedRows;
+  const bool wide = contiguous && pass.inner >= Tuning::kColumnMinUnalignedVectors * lanes &&
+                    pass.length <= Tuning::kColumnMaxUnalignedRows;
+  const bool shifted = wide && !aligned && bytes <= Tuning::kColumnMaxShiftedBytes;
   const bool vectors = whole || (wide && aligned) || shifted;
   // Short slabs: through shared memory, unless the loads are whole vectors already (a
   // lane then owns a vector of adjacent outputs, and its loads down a short reduced dim

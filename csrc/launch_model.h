@@ -112,16 +112,21 @@ struct LaunchTuning {
   // A tile copies the memory between its slabs too: only where it is at most this share
   // of the tile (below a 32-byte sector it costs nothing: DRAM reads whole sectors).
   static constexpr int64_t kSlabGapNumerator = 1, kSlabGapDenominator = 2;
-  // Vectors of adjacent outputs whose rows are not aligned alike (a sliced or offset
-  // view, an odd inner extent), or whose last vector is partial, where the inner extent
-  // holds at least this many vectors: two aligned loads and a shift each, or elements
-  // one by one past the last whole vector. Narrower ones tile (slabs), where a lane's
-  // second load would fall in another outer slice.
+  // Column vectors whose last one is partial (an inner extent of no whole number of
+  // vectors: elements one by one there) or whose rows are not aligned alike (a sliced or
+  // offset view, an odd row stride: two aligned loads and a shift each, 4 rows in
+  // flight), where the inner extent holds at least kColumnMinUnalignedVectors vectors
+  // and the reduced dim is at most kColumnMaxUnalignedRows long: they replace the tiles
+  // (slabs, column tiles) of short reduced dims. Longer columns read elements one by
+  // one, 32 in flight, which beat shifted vectors on an H100 (1967 x 23037 float32 over
+  // dim 0: 0.83x torch.sum shifted, 1.03x by elements). Shifted vectors for elements of
+  // up to kColumnMaxShiftedBytes only: on the H100's random shapes (seed 22) they beat
+  // column tiles by 1.14-1.22x in 16-bit types (float16 26737654 x 2 over dim 1,
+  // transposed: 1.38 -> 1.69x torch.sum) and lost 8-30% in 4- and 8-byte ones (float64
+  // 28 x 574455 over dim 0: 0.89 -> 0.74x), whose tiles hold fewer outputs to add.
   static constexpr int64_t kColumnMinUnalignedVectors = 4;
-  // Shifted vectors keep 4 rows in flight (2 loads each), for reduced dims up to this
-  // long: longer columns read elements one by one with 32 in flight, which beat them on an
-  // H100 (1967 x 23037 float32 over dim 0: 0.83x torch.sum shifted, 1.03x by elements).
-  static constexpr int64_t kColumnMaxShiftedRows = 32;
+  static constexpr int64_t kColumnMaxUnalignedRows = 32;
+  static constexpr int64_t kColumnMaxShiftedBytes = 2;
   // A column lane sums at least this many rows (4 rounds of 8 vector loads; 2 rounds of
   // 32 scalar loads) before another lane shares its column.
   static constexpr int64_t kColumnRowsPerLane = 32;

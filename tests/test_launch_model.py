@@ -56,36 +56,35 @@ CASES = [
     ((2048, 4096), "stepped", [1], ["rows_split"]),  # over 64 loads a lane
     # tiny reduced extents in the middle, small inner extents: a lane a vector of
     # adjacent outputs with its whole (short) column where the loads are vectors (aligned,
-    # or shifted where the inner extent holds 4 vectors or more), tiles of slabs where
-    # they are not
+    # with a partial last one where the inner extent holds 4 vectors or more), tiles of
+    # slabs where they are not
     ((4096, 4, 16), "contiguous", [1], ["columns"]),
     ((4096, 2, 16), "contiguous", [1], ["columns"]),
     ((4096, 8, 8), "contiguous", [1], ["columns"]),  # rows of 2 vectors
     ((4096, 4, 2), "contiguous", [1], ["slabs"]),
     ((4096, 4, 15), "contiguous", [1], ["slabs"]),
-    ((4096, 4, 16), "offset", [1], ["columns"]),  # shifted
-    ((4096, 4, 15), "offset", [1], ["slabs"]),  # too narrow to shift
-    ((512, 8, 127), "contiguous", [1], ["columns"]),  # shifted
-    ((512, 8, 129), "contiguous", [1], ["columns"]),
-    ((64, 9, 113), "contiguous", [1], ["columns"]),
-    ((64, 97, 13), "contiguous", [1], ["columns"]),  # an element a lane
+    ((4096, 4, 16), "offset", [1], ["slabs"]),
+    ((512, 8, 127), "contiguous", [1], ["slabs"]),  # 4064-byte slabs
+    ((512, 8, 129), "contiguous", [1], ["column_tiles"]),  # just over: rows of a tile
+    ((64, 9, 113), "contiguous", [1], ["slabs"]),
+    ((64, 97, 13), "contiguous", [1], ["columns"]),
     ((64, 9, 17), "sliced", [1], ["columns"]),  # aligned rows, a partial last vector
-    ((64, 9, 15), "sliced", [1], ["slabs"]),
+    ((64, 9, 15), "sliced", [1], ["slabs"]),  # too narrow
+    ((64, 33, 17), "sliced", [1], ["slabs"]),  # too long for a partial vector
     # short runs of slabs (a sliced tensor's 6 rows between slices): tiles of whole runs
     ((4096, 6, 6), "sliced", [2], ["slabs"]),
     ((4096, 3, 8), "sliced", [0, 1, 2], ["slabs", "rows_split"]),
-    # a short reduced dim above wide columns: shifted vectors where the columns are
-    # contiguous, column tiles where they are stepped
-    ((3, 100003), "contiguous", [0], ["columns"]),
-    ((8, 4096), "offset", [0], ["columns"]),
-    ((32, 4096), "offset", [0], ["columns"]),  # shifted
-    ((33, 4096), "offset", [0], ["columns"]),  # an element a lane
-    ((2, 3, 5000), "stepped", [1], ["column_tiles"]),
+    # a short reduced dim above wide columns that vectors cannot read (float32 rows not
+    # aligned alike, stepped columns): column tiles
+    ((3, 100003), "contiguous", [0], ["column_tiles"]),
+    ((8, 4096), "offset", [0], ["column_tiles"]),
+    ((32, 4096), "offset", [0], ["column_tiles"]),
+    ((33, 4096), "offset", [0], ["columns"]),  # just over
     ((2, 31, 5000), "stepped", [1], ["column_tiles"]),
     ((2, 32, 5000), "stepped", [1], ["columns"]),  # just over: tiles under 64 wide
-    ((7, 90, 31), "sliced", [0], ["columns"]),
+    ((7, 90, 31), "sliced", [0], ["columns"]),  # too narrow for column tiles
     # columns: wide ones (a warp across 512 bytes), few ones with long columns (a warp
-    # across a patch of rows), unaligned and stepped ones
+    # across a patch of rows), unaligned and stepped ones (an element a lane)
     ((1024, 4096), "contiguous", [0], ["columns"]),
     ((4, 65536, 8), "contiguous", [1], ["columns"]),
     ((1024, 4096), "offset", [0], ["columns"]),
@@ -111,16 +110,45 @@ def test_column_shapes():
     # Wide columns: a warp across 32 vectors, 16 lanes down the rows.
     x = make((1024, 4096), "contiguous", torch.float32, "cpu")
     assert wr._C.plan(x, [0])["passes"][0]["launch"] == "columns vector=4 tx=32 ty=16 flat"
-    # Rows not aligned alike: shifted vectors for short reduced dims, an element a lane
-    # for long ones; stepped columns: an element a lane.
-    x = make((8, 4096), "offset", torch.float32, "cpu")
-    assert wr._C.plan(x, [0])["passes"][0]["launch"] == "columns vector=4 shifted tx=512 ty=1 flat"
-    x = make((1024, 4096), "offset", torch.float32, "cpu")
-    assert wr._C.plan(x, [0])["passes"][0]["launch"].startswith("columns vector=1 tx=")
-    x = make((64, 9, 17), "sliced", torch.float32, "cpu")  # aligned, a partial last vector
+    # A partial last vector: vectors; stepped columns: an element a lane.
+    x = make((64, 9, 17), "sliced", torch.float32, "cpu")
     assert wr._C.plan(x, [1])["passes"][0]["launch"].startswith("columns vector=4 tx=")
     x = make((1024, 4096), "stepped", torch.float32, "cpu")
     assert wr._C.plan(x, [0])["passes"][0]["launch"].startswith("columns vector=1 tx=")
+
+
+# Rows not aligned alike under a short reduced dim: shifted vectors for 1- and 2-byte
+# elements (as wide as the float32 cases of column tiles and slabs above), tiles for wider
+# ones; long reduced dims: an element a lane.
+SHIFTED_CASES = [
+    ((3, 100003), "contiguous", [0]),
+    ((8, 4096), "offset", [0]),
+    ((32, 4096), "offset", [0]),
+    ((4096, 4, 64), "offset", [1]),
+    ((7, 90, 131), "sliced", [0]),
+]
+
+
+@pytest.mark.parametrize("shape,layout,dims", SHIFTED_CASES, ids=str)
+@pytest.mark.parametrize("dtype", [torch.bfloat16, torch.float16, torch.int8, torch.bool], ids=str)
+def test_shifted_columns(shape, layout, dims, dtype):
+    x = make(shape, layout, dtype, "cpu")
+    (p,) = wr._C.plan(x, dims)["passes"]
+    assert p["launch"].startswith("columns vector=") and " shifted " in p["launch"]
+    x = make(shape, layout, torch.float32, "cpu")
+    assert " shifted " not in wr._C.plan(x, dims)["passes"][0]["launch"]
+
+
+@pytest.mark.parametrize("device", DEVICES)
+@pytest.mark.parametrize("dtype", DTYPES, ids=str)
+@pytest.mark.parametrize("shape,layout,dims", SHIFTED_CASES, ids=str)
+def test_shifted_columns_sum_like_torch_sum(device, dtype, shape, layout, dims):
+    x = make(shape, layout, dtype, device)
+    for kernel in [k for k in ("auto", "exact") if k in wr.kernels(device)]:
+        assert_sum_matches(wr.sum(x, dims, kernel=kernel), x, dims)
+    # Past the reduced extent where shifted vectors end: an element a lane.
+    x = make((33,) + tuple(shape[1:]), layout, dtype, device)
+    assert_sum_matches(wr.sum(x, dims), x, dims)
 
 
 def test_every_kind_is_covered():

@@ -236,8 +236,9 @@ constexpr unsigned kCarryThreads = 256;
 
 // A pass of an exact sum after the first: its elements are the certified sums the pass
 // before left, combined a thread an output (these passes are short: the first pass took
-// the innermost reduced dim), then stored as the policy says (certified again for the
-// next pass, or rounded and checked at the last).
+// the innermost reduced dim, or a longer one above rows of at most 16, geometry.cpp),
+// then stored as the policy says (certified again for the next pass, or rounded and
+// checked at the last).
 template <typename T, typename Out>
 __global__ void __launch_bounds__(kCarryThreads)
     exact_carry_pass(Columns<CertifiedSum> c, Out* __restrict__ y, ExactSums<T> policy) {
