@@ -2,7 +2,9 @@
 // (o, i) sums x[outer.offset(o) + r * reduced_stride + i * inner_stride] over r < length.
 //
 // Each lane owns kVec adjacent outputs (one 16-byte vector a row when the layout allows,
-// else one element): its "column". A block has tx lanes across columns and ty lanes down
+// else one element): its "column". A vector may be partial (the last of an outer slice
+// whose inner extent is not whole vectors: read element by element) or shifted (rows not
+// aligned alike: Loaded::load_shifted). A block has tx lanes across columns and ty lanes down
 // the reduced dim, which then add their sums in shared memory. Columns are numbered
 // outer slice by outer slice; a tile is tx of them:
 // - slab-aligned tiles (flat = false): a tile within one outer slice, as many tiles as
@@ -14,7 +16,7 @@
 // When the tiles are too few to fill the GPU (8 x 2^24 dim 0 has many, 65536 x 128 dim 0
 // one), `splits` blocks share a tile's rows; each leaves its sums in partials and the
 // tile's last block adds them in split order (no float atomics). The launch model
-// (launch_model.h) picks kVec, tx, ty and flat; sum_cuda.cu the splits.
+// (launch_model.h) picks kVec, shifted, tx, ty and flat; run_pass.cuh the splits.
 #pragma once
 
 #include "accumulate.cuh"
@@ -296,7 +298,8 @@ __global__ void __launch_bounds__(kColumnThreads, (kColumnMinBlocks<P, kVec>))
       };
       // A column whose vectors are partial or reach past the data (whose rows' addresses
       // grow with the row: its first and last row tell) reads its elements one by one, in
-      // a loop of its own: a call in the loop cost the other columns spills.
+      // a loop of its own: the choice made at each load cost every column 28 bytes of
+      // spills (ptxas, 16-bit columns).
       if constexpr (kVec == 1) {
         sum_rows([](const T* p) { return Load::load(p); });
       } else {
