@@ -361,6 +361,22 @@ def test_ties(device, dtype):
 
 
 @pytest.mark.parametrize("device", DEVICES)
+def test_float32_values_as_float64(device):
+    """float32 values stored as float64 sum exactly in a TwoSum chain, and their sums land
+    exactly on a float64 tie often (about one in 12 at 2^20 elements): such sums are
+    rounded once, to even, like any other."""
+    exact_device(device)
+    for seed in range(12):
+        generator = torch.Generator().manual_seed(seed)
+        x = torch.randn(1 << 17, generator=generator).double()
+        want = math.fsum(x.tolist())
+        assert wr.sum(x.to(device), kernel="exact").item() == want
+        rows = x.view(8, -1)
+        got = wr.sum(rows.to(device), 1, kernel="exact").cpu()
+        assert got.tolist() == [math.fsum(r) for r in rows.tolist()]
+
+
+@pytest.mark.parametrize("device", DEVICES)
 @pytest.mark.parametrize("dtype", FLOATS, ids=str)
 def test_overflow_edge(device, dtype):
     """Sums just below, at and above max + ulp(max) / 2, the threshold past which the
