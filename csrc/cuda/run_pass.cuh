@@ -203,11 +203,14 @@ void run_pass(const T* x, const ReductionPass& pass, Out* y, const at::Tensor& l
         // 128 registers and spilled 80 bytes in the loop.
         constexpr int kVec =
             std::is_same_v<typename P::Sum, RoundedSum> ? 8 / sizeof(T) : 16 / sizeof(T);
-        if (launch.shifted) {
-          launch_columns<T, Out, kVec, true>(c, launch, y, like, policy);
-        } else {
-          launch_columns<T, Out, kVec, false>(c, launch, y, like, policy);
+        // Shifted vectors only for the element sizes the launch model gives them to (no
+        // other instantiations: build time).
+        if constexpr (sizeof(T) <= LaunchTuning::kColumnMaxShiftedBytes) {
+          if (launch.shifted) return launch_columns<T, Out, kVec, true>(c, launch, y, like, policy);
         }
+        TORCH_INTERNAL_ASSERT(!launch.shifted, "warpreduce: shifted vectors of ", sizeof(T),
+                              "-byte elements");
+        launch_columns<T, Out, kVec, false>(c, launch, y, like, policy);
       } else {
         launch_columns<T, Out, 1, false>(c, launch, y, like, policy);
       }
