@@ -538,7 +538,7 @@ inline bool errors_summed_exactly(double abs_sum, int64_t rounds, int lsb_expone
 
 // The lanes of K chains of `rounds` TwoSum steps each, as one certified sum; `key`, the
 // elements' smallest lsb key: lanes that kept their errors exactly get a bound of 0
-// (CertifySink then rounds their exact sum directly, ties included).
+// (exact::certify then rounds their exact sum directly, ties included).
 template <int K>
 CertifiedSum merge_chains(const VecD (&hi)[K], const VecD (&lo)[K], const VecD (&abs_sum)[K],
                           int64_t rounds, int64_t key) {
@@ -702,17 +702,6 @@ struct CertifySink {
   T* y;
   UncertifiedOutputs* uncertified;
   void put(int64_t o, const CertifiedSum& c) const {
-    if constexpr (std::is_same_v<T, double>) {
-      // A bound of 0: hi + lo is the exact sum, which one addition rounds correctly (a
-      // tie to even too, where certify's test, which allows for a bound, cannot tell).
-      if (c.bound == 0 && c.lo != 0) {
-        const double sum = c.hi + c.lo;
-        if (std::isfinite(sum)) {
-          y[o] = sum + 0.0;  // (an exact 0 as +0.0)
-          return;
-        }
-      }
-    }
     if (!exact::certify(c, y + o)) uncertified->add(o);
   }
 };
