@@ -208,27 +208,24 @@ __device__ __forceinline__ void store_outputs(const P& policy, Out* y, int64_t q
     for (int j = 0; j < kVec; ++j) {
       if (j < valid) y[q + j] = certified[j] ? values[j] : policy.recomputed(q + j);
     }
-  } else if constexpr (P::kExact || kVec * sizeof(Out) % 16 != 0) {
+  } else {
+    if constexpr (!P::kExact && kVec * sizeof(Out) % 16 == 0) {
+      if (valid == kVec && reinterpret_cast<uintptr_t>(y + q) % 16 == 0) {
+        Out values[kVec];
+#pragma unroll
+        for (int j = 0; j < kVec; ++j) values[j] = policy.template output<Out>(sums[j]);
+#pragma unroll
+        for (int k = 0; k < int{kVec * sizeof(Out) / 16}; ++k) {
+          uint4 chunk;
+          memcpy(&chunk, reinterpret_cast<const char*>(values) + 16 * k, 16);
+          reinterpret_cast<uint4*>(y + q)[k] = chunk;
+        }
+        return;
+      }
+    }
 #pragma unroll
     for (int j = 0; j < kVec; ++j) {
       if (j < valid) policy.store(y, q + j, sums[j]);
-    }
-  } else {
-    if (valid < kVec || reinterpret_cast<uintptr_t>(y + q) % 16 != 0) {
-#pragma unroll
-      for (int j = 0; j < kVec; ++j) {
-        if (j < valid) policy.store(y, q + j, sums[j]);
-      }
-      return;
-    }
-    Out values[kVec];
-#pragma unroll
-    for (int j = 0; j < kVec; ++j) values[j] = policy.template output<Out>(sums[j]);
-#pragma unroll
-    for (int k = 0; k < int{kVec * sizeof(Out) / 16}; ++k) {
-      uint4 chunk;
-      memcpy(&chunk, reinterpret_cast<const char*>(values) + 16 * k, 16);
-      reinterpret_cast<uint4*>(y + q)[k] = chunk;
     }
   }
 }
