@@ -37,23 +37,36 @@ Layout memory_layout(c10::ArrayRef<int64_t> sizes, c10::ArrayRef<int64_t> stride
 
 namespace {
 
-// Short rows second: the first pass of a layout sums its innermost reduced dim, but for
-// [..., R_big, K, R_small] with R_small innermost and short (up to kShortRow), R_big
-// longer, and K a kept dim that is one dim in memory with R_small. There R_big goes
-// first, as columns whose inner dim is K and R_small merged (within a pass, kept dims and
-// dims left for later are alike), and writes 1/R_big.size of the input for the short
-// rows that follow. Innermost first, the short-row kernels read the input and wrote
-// 1/R_small.size of it: bfloat16 [2, 2248, 227, 6] summed over 2248 and 6 ran at 0.46x
-// torch.sum so on an H100. Only that shape moves, the one measured.
-constexpr int64_t kShortRow = 16;
+// Short reduced dims second: the first pass of a layout sums its innermost reduced dim,
+// but not where that dim and any other reduced dims below R_big, a longer reduced dim
+// above them, are short (their product at most kShortReduced) and lie in one block of
+// memory with kept dims, [..., R_big, (K | R_short)...] (the block one dim in memory).
+// There R_big goes first, as columns whose inner dim is the whole block (within a pass,
+// kept dims and dims left for later are alike), and writes 1/R_big.size of the input for
+// the short dims' passes that follow. Innermost first, a short dim's pass read the input
+// and wrote 1/R_short.size of it: bfloat16 [2, 2248, 227, 6] summed over 2248 and 6 ran
+// at 0.46x torch.sum so on an H100 (short rows), float32 [313, 3, 4, 3, 827, 5] over
+// (0, 1, 3) at 0.44x (a short reduced dim between kept ones: 62 MB written for 178 MB
+// read).
+constexpr int64_t kShortReduced = 16;
 
-bool short_rows_second(const Layout& layout) {
-  const size_t n = layout.size();
-  if (n < 3) return false;
-  const LayoutDim &big = layout[n - 3], &kept = layout[n - 2], &small = layout[n - 1];
-  return big.reduced && !kept.reduced && small.reduced &&
-         kept.stride == small.size * small.stride && small.size <= kShortRow &&
-         big.size > small.size;
+// The reduced dim to sum first instead of the innermost one, or -1.
+int short_reduced_second(const Layout& layout) {
+  const int last = static_cast<int>(layout.size()) - 1;
+  int64_t short_product = 1;  // of the reduced dims below b
+  bool kept_below = false;
+  for (int b = last; b >= 0; --b) {
+    const LayoutDim& dim = layout[b];
+    if (dim.reduced && short_product > 1 && kept_below && dim.size > short_product) return b;
+    if (b < last && layout[b].stride != layout[b + 1].size * layout[b + 1].stride) return -1;
+    if (dim.reduced) {
+      short_product *= dim.size;
+      if (short_product > kShortReduced) return -1;
+    } else {
+      kept_below = true;
+    }
+  }
+  return -1;
 }
 
 }  // namespace
@@ -66,12 +79,12 @@ bool plan_pass(const Layout& layout, PassPlan* plan) {
   }
   if (reduced < 0) return false;
   // The dims from `inner` on are the pass's inner dim, one dim in memory: the innermost
-  // dim where that is kept, or none (a row reduction); or, short rows second, the kept
-  // dim and the short reduced dim under it.
+  // dim where that is kept, or none (a row reduction); or, short reduced dims second, the
+  // block of kept and short reduced dims under R_big.
   int inner = reduced == last ? last + 1 : last;
-  if (short_rows_second(layout)) {
-    reduced = last - 2;
-    inner = last - 1;
+  if (const int big = short_reduced_second(layout); big >= 0) {
+    reduced = big;
+    inner = big + 1;
   }
   const bool columns = inner <= last;
 

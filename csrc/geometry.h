@@ -15,7 +15,7 @@
 //   the innermost one: a ROW reduction (each output sums a row, contiguous when the
 //   reduced stride is 1). With one, each output is a COLUMN: the outputs are adjacent in
 //   memory (inner stride 1) and the reduced dim is strided above them. (The inner dim
-//   may also hold a short reduced dim left for a later pass: plan_pass says when);
+//   may also hold short reduced dims left for a later pass: plan_pass says when);
 // - `outer`: every other dim, in memory order; they give each output's offset (up to
 //   kMaxOuterDims dims that do not merge: sliced or expanded inputs, reduced dims left
 //   for a later pass).
@@ -24,8 +24,8 @@
 // in the kept dims' memory order. A tensor whose reduced dims merge into one (the usual
 // case: x.sum(-1), x.sum(0), a full sum of a dense tensor, transposes and permutations
 // of those) takes one pass. Reduced dims that stay apart (x.sum((0, 2)) of a contiguous
-// 3-D tensor, full sums of sliced tensors) take one pass each, innermost first (but for a
-// short innermost one under a longer one, plan_pass); each pass writes the kept dims and
+// 3-D tensor, full sums of sliced tensors) take one pass each, innermost first (but for
+// short innermost ones under a longer one, plan_pass); each pass writes the kept dims and
 // the reduced dims still to come into a contiguous scratch tensor, which the next pass
 // reads.
 #pragma once
@@ -125,10 +125,10 @@ struct PassPlan {
   bool last() const;
 };
 
-// The first pass of a sum of `layout`: over its innermost reduced dim, except where that
-// is short (up to 16 elements) under a longer reduced dim with one kept dim between them
-// that is one dim in memory with it, [..., R_big, K, R_small]: then over R_big, with K and
-// R_small as its inner dim. False when more than kMaxOuterDims dims would be outer. Such
+// The first pass of a sum of `layout`: over its innermost reduced dim, except where the
+// reduced dims under a longer reduced dim are short (16 elements in all at most) and lie
+// with kept dims in one block of memory, [..., R_big, K, R_small] or [..., R_big, K,
+// R_small, K2]: then over R_big, with the block as its inner dim. False when more than kMaxOuterDims dims would be outer. Such
 // a tensor is copied into kept-dims-first order, which always fits (one kept dim, one
 // reduced dim).
 bool plan_pass(const Layout& layout, PassPlan* plan);

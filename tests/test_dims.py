@@ -101,6 +101,45 @@ def test_a_short_innermost_dim_under_a_longer_one_goes_second():
     ]
 
 
+def test_short_reduced_dims_between_kept_ones_go_second():
+    """[..., R_big, K, R_short, K2] (and deeper blocks), the dims under R_big one block of
+    memory whose reduced dims hold at most 16 elements in all: R_big first, as columns
+    over the whole block, then the short dims over its outputs."""
+    # float32 313 x 3 x 4 x 3 x 827 x 5 over (0, 1, 3): [R(939), K(4), R(3), K(4135)].
+    p = passes(torch.empty(313, 3, 4, 3, 827, 5), (-5, 0, 3))["passes"]
+    assert [describe(q) for q in p] == [
+        ("columns", [], 939, 49620, 49620, 1),
+        ("columns", [(4, 12405)], 3, 4135, 4135, 1),
+    ]
+    # Two short dims in the block, 4 x 4 = 16 elements: both after R_big.
+    p = passes(torch.empty(50, 3, 4, 5, 4, 7), (0, 2, 4))["passes"]
+    assert [(q["kind"], q["length"]) for q in p][0] == ("columns", 50)
+    assert sorted(q["length"] for q in p[1:]) == [4, 4]
+    # 4 x 5 = 20 elements: more than 16, innermost first.
+    p = passes(torch.empty(50, 3, 4, 5, 5, 7), (0, 2, 4))["passes"]
+    assert p[0]["length"] == 5
+    # A gap in the block (the kept dim sliced): innermost first.
+    p = passes(torch.empty(50, 3, 3, 16)[:, :, :, :8], (0, 2))["passes"]
+    assert p[0]["length"] == 3
+    # R_big not longer than the short dims: innermost first.
+    p = passes(torch.empty(3, 3, 4, 7), (0, 2))["passes"]
+    assert p[0]["length"] == 4
+
+
+@pytest.mark.parametrize("device", DEVICES)
+@pytest.mark.parametrize("dtype", [torch.float32, torch.bfloat16, torch.int32])
+@pytest.mark.parametrize(
+    "shape, dim",
+    [((313, 3, 4, 3, 17, 5), (-5, 0, 3)), ((33, 3, 5, 4, 7), (0, 2)), ((31, 2, 4, 2, 3, 2), (0, 2, 4))],
+)
+def test_short_reduced_dims_second_sum_right(device, dtype, shape, dim):
+    x = random_tensor(shape, dtype, device)
+    for kernel in ("auto", "exact"):
+        assert_sum_matches(wr.sum(x, dim, kernel=kernel), x, dim, kernel=kernel)
+    offset = random_view(shape, "offset", dtype, device)
+    assert_sum_matches(wr.sum(offset, dim), offset, dim)
+
+
 def test_other_short_innermost_dims_go_first():
     def kinds(x, dim):
         return [(q["kind"], q["length"]) for q in passes(x, dim)["passes"]]
@@ -433,7 +472,7 @@ def test_every_kernel_on_every_layout(kernel):
     for layout, shape in itertools.product(LAYOUTS, [(33, 1025), (3, 5, 7, 11)]):
         x = random_view(shape, layout, torch.float32, "cuda")
         for dim in [0, -1, (0, 2) if len(shape) > 2 else (0, 1), None]:
-            assert_sum_matches(wr.sum(x, dim, kernel=kernel), x, dim)
+            assert_sum_matches(wr.sum(x, dim, kernel=kernel), x, dim, kernel=kernel)
 
 
 @requires_cuda
