@@ -110,6 +110,38 @@ std::string names_of(c10::ArrayRef<Kernel> kernels) {
   return names.str();
 }
 
+
+// SumPlan::output_order for a plan whose passes are set.
+OuterDims direct_output_order(const SumPlan& plan) {
+  OuterDims order;
+  const KernelRole role = plan.kernel ? plan.kernel->role : KernelRole::kBaseline;
+  if (plan.kept_in_order() || !plan.input.is_cuda() ||
+      (role != KernelRole::kFast && role != KernelRole::kExact) ||
+      natural_dtype(plan.input.scalar_type()) != plan.out_dtype ||
+      plan.outputs >= (int64_t{1} << 31)) {
+    return order;
+  }
+  const size_t n = plan.kept_dims.size();
+  for (size_t k = 0; k < n; ++k) {
+    // The result is contiguous: a kept dim's stride is the product of the kept dims after it.
+    int64_t stride = 1;
+    for (size_t j = 0; j < n; ++j) {
+      if (plan.kept_dims[j] > plan.kept_dims[k]) stride *= plan.kept_sizes[j];
+    }
+    const int d = order.ndim;
+    if (d > 0 && order.strides[d - 1] == plan.kept_sizes[k] * stride) {
+      order.sizes[d - 1] *= plan.kept_sizes[k];
+      order.strides[d - 1] = stride;
+      continue;
+    }
+    if (d == kMaxOuterDims) return OuterDims{};
+    order.sizes[d] = plan.kept_sizes[k];
+    order.strides[d] = stride;
+    order.ndim++;
+  }
+  return order;
+}
+
 }  // namespace
 
 int64_t exact_digits_width(at::ScalarType dtype) {
@@ -345,6 +377,7 @@ SumPlan make_plan(const at::Tensor& self, at::OptionalIntArrayRef dim, bool keep
     plan.passes.assign({rows});
   }
   if (fold_expanded) plan.passes.back().repeat = repeat;
+  plan.output_order = direct_output_order(plan);
   return plan;
 }
 
@@ -370,11 +403,12 @@ at::Tensor SumPlan::rows() const {
 
 at::Tensor SumPlan::empty_output() const {
   const at::TensorOptions options = input.options().dtype(natural_dtype(input.scalar_type()));
-  return kept_in_order() ? at::empty(out_shape, options) : at::empty({outputs}, options);
+  return kept_in_order() || output_order.ndim > 0 ? at::empty(out_shape, options)
+                                                  : at::empty({outputs}, options);
 }
 
 at::Tensor SumPlan::finish(const at::Tensor& output) const {
-  if (kept_in_order()) {
+  if (kept_in_order() || output_order.ndim > 0) {
     return output.scalar_type() == out_dtype ? output : output.to(out_dtype);
   }
   // The output holds the kept dims in write order: that view, permuted into the tensor's

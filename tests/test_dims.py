@@ -446,6 +446,47 @@ def test_every_cuda_path(dtype, case):
         assert_sum_matches(wr.sum(u, dim), u, dim)
 
 
+# Kept dims out of the tensor's order: (permutation of a contiguous base, dims summed),
+# the last pass of each kind of launch writing the result's layout at once.
+PERMUTED_KEPT_CASES = [
+    ((1, 0, 2), 2, (33, 1025, 3)),  # packed rows (rows_vectors / slabs), two kept dims swapped
+    ((2, 0, 1), 1, (7, 5, 300)),  # columns
+    ((0, 3, 2, 1), (2,), (11, 4, 2, 67)),  # short columns (slabs), three digits
+    ((1, 0, 2), 2, (6, 4, 100003)),  # long rows (rows_split)
+    ((2, 1, 0, 3), (1, 3), (40, 6, 5, 31)),  # two passes: the last one's order
+    ((4, 3, 2, 1, 0), (1, 3), (3, 4, 5, 6, 7)),  # five kept-or-reduced dims, reversed
+]
+
+
+@requires_cuda
+@pytest.mark.parametrize("dtype", [torch.float32, torch.bfloat16, torch.float64, torch.int32], ids=str)
+@pytest.mark.parametrize("case", PERMUTED_KEPT_CASES, ids=str)
+def test_kept_dims_out_of_order_are_written_in_place(dtype, case):
+    """The last pass writes torch.sum's contiguous layout through the plan's output order
+    (no copy afterwards), for auto and exact, keepdim or not."""
+    order, dim, stored = case
+    base = random_tensor(stored, dtype, "cuda")
+    x = base.permute(*order)
+    assert _C.plan(x, [dim] if isinstance(dim, int) else list(dim))["output_order"]
+    kernels = ("auto", "exact") if dtype.is_floating_point else ("auto",)
+    for kernel in kernels:
+        for keepdim in (False, True):
+            got = wr.sum(x, dim, keepdim, kernel=kernel)
+            assert got.is_contiguous()
+            assert_sum_matches(got, x, dim, keepdim, kernel=kernel)
+        if kernel == "exact":  # the same bits as the sum of a contiguous copy
+            assert torch.equal(got, wr.sum(x.contiguous(), dim, True, kernel="exact"))
+    # A result dtype other than the kernels' (int64 for integers): written in order, then
+    # converted into place.
+    if dtype == torch.int32:
+        assert_sum_matches(wr.sum(x, dim, dtype=torch.int32), x, dim, dtype=torch.int32)
+
+
+def test_kept_dims_out_of_order_on_the_cpu_are_copied_into_place():
+    x = torch.empty(33, 1025, 3).permute(1, 0, 2)
+    assert _C.plan(x, [2])["output_order"] == []
+
+
 @requires_cuda
 @pytest.mark.parametrize("dtype", [torch.float32, torch.bfloat16, torch.float64], ids=str)
 @pytest.mark.parametrize(

@@ -8,7 +8,9 @@
 //                       elements (add(vector), add_value(element), total() -> Sum);
 //   P::Acc              a running sum of one output, element by element (add(acc, x),
 //                       sum_of(acc) -> Sum);
-//   p.store(y, q, sum)  output q from its sum, through `y`;
+//   p.store(y, q, sum)  output q from its sum, through `y` (at p.order.offset(q): the
+//                       last pass of a sum whose kept dims are out of order writes the
+//                       result's layout at once, plan.h's output_order);
 //   exact policies also P::certificate(sum) -> CertifiedSum and p.recomputed(q).
 //
 // AutoSums: short chains of acc_t<T> per lane, combined in combine_t<T> (sum_traits.h,
@@ -52,6 +54,53 @@ __device__ __forceinline__ CertifiedSum shfl_down(const CertifiedSum& v, unsigne
 
 using exact::CertifiedSum;
 
+// n / d and n % d for a divisor fixed at launch, by a multiplication (Granlund and
+// Montgomery, "Division by invariant integers using multiplication", 1994), for n < 2^31:
+// the tile kernel maps thousands of outputs a tile to their segments.
+struct FastDivmod {
+  unsigned divisor = 1, multiplier = 0, shift = 0;
+  FastDivmod() = default;
+  explicit FastDivmod(unsigned d) : divisor(d) {
+    while ((1ull << shift) < d) ++shift;
+    multiplier = static_cast<unsigned>(((1ull << 32) * ((1ull << shift) - d)) / d + 1);
+  }
+  __device__ __forceinline__ unsigned div(unsigned n) const {
+    return (__umulhi(n, multiplier) + n) >> shift;
+  }
+};
+
+// Where a pass writes output q: at q, or on the last pass of a sum whose kept dims are
+// out of the tensor's order, at the result's offset of q's digits (SumPlan::output_order,
+// fewer than 2^31 outputs: 32-bit FastDivmods, a multiply and a shift a digit).
+struct OutputOrder {
+  int ndim = 0;  // 0: at q
+  FastDivmod sizes[kMaxOuterDims];  // innermost last
+  int64_t strides[kMaxOuterDims] = {};
+
+  OutputOrder() = default;
+  explicit OutputOrder(const OuterDims& order) : ndim(order.ndim) {
+    for (int d = 0; d < ndim; ++d) {
+      sizes[d] = FastDivmod(static_cast<unsigned>(order.sizes[d]));
+      strides[d] = order.strides[d];
+    }
+  }
+  bool in_order() const { return ndim == 0; }
+  __device__ __forceinline__ int64_t offset(int64_t q) const {
+    if (ndim == 0) return q;
+    unsigned o = static_cast<unsigned>(q);
+    int64_t off = 0;
+#pragma unroll
+    for (int d = kMaxOuterDims - 1; d > 0; --d) {
+      if (d < ndim) {
+        const unsigned next = sizes[d].div(o);
+        off += static_cast<int64_t>(o - next * sizes[d].divisor) * strides[d];
+        o = next;
+      }
+    }
+    return off + static_cast<int64_t>(o) * strides[0];
+  }
+};
+
 // ---- auto ---------------------------------------------------------------------------
 
 // What auto combines a thread's lanes, a block's threads and the blocks' partials in.
@@ -81,6 +130,7 @@ struct AutoSums {
   static constexpr bool kExact = false;
 
   int64_t repeat = 1;  // each output is its sum times this (ReductionPass::repeat)
+  OutputOrder order;
 
   __device__ __forceinline__ static void add(Acc& acc, T x) { acc += static_cast<Acc>(x); }
   __device__ __forceinline__ static Sum sum_of(const Acc& acc) { return static_cast<Sum>(acc); }
@@ -92,7 +142,7 @@ struct AutoSums {
   }
   template <typename Out>
   __device__ __forceinline__ void store(Out* y, int64_t q, const Sum& sum) const {
-    y[q] = output<Out>(sum);
+    y[order.offset(q)] = output<Out>(sum);
   }
 };
 
@@ -171,12 +221,12 @@ __device__ __noinline__ T exact_output_by_block(const ExactSource<T>& source, in
 // writes the certified sum for the next (Out = CertifiedSum).
 template <typename T, typename Out>
 __device__ __forceinline__ void store_exact(const ExactSource<T>& source, Out* y, int64_t q,
-                                            const CertifiedSum& sum) {
+                                            int64_t at, const CertifiedSum& sum) {
   if constexpr (std::is_same_v<Out, CertifiedSum>) {
-    y[q] = sum;
+    y[at] = sum;
   } else {
     T value;
-    y[q] = exact::certify<T>(sum, &value) ? value : exact_output(source, q);
+    y[at] = exact::certify<T>(sum, &value) ? value : exact_output(source, q);
   }
 }
 
@@ -397,6 +447,7 @@ struct ExactPolicy {
   static constexpr bool kExact = true;
 
   ExactSource<Element> source;  // for recomputing an output whose certificate fails
+  OutputOrder order;
 
   __device__ __forceinline__ static void add(Acc& acc, Element x) {
     acc.add(x);
@@ -408,7 +459,7 @@ struct ExactPolicy {
   }
   template <typename Out>
   __device__ __forceinline__ void store(Out* y, int64_t q, const Sum& sum) const {
-    store_exact(source, y, q, certificate(sum));
+    store_exact(source, y, q, order.offset(q), certificate(sum));
   }
   __device__ __forceinline__ Element recomputed(int64_t q) const { return exact_output(source, q); }
 };

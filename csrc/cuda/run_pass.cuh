@@ -29,7 +29,7 @@ Q policy_variant(const P& policy) {
   if constexpr (std::is_same_v<Q, P>) {
     return policy;
   } else {
-    return Q{policy.repeat};
+    return Q{policy.repeat, policy.order};
   }
 }
 
@@ -225,14 +225,21 @@ void run_pass(const T* x, const ReductionPass& pass, Out* y, const at::Tensor& l
 template <typename T>
 using carry_t = std::conditional_t<std::is_integral_v<combine_t<T>>, int64_t, combine_t<T>>;
 
+// Where a pass writing to `y` puts its outputs: the plan's output_order on the last pass
+// (the one that writes `out`), in order before it.
+inline OutputOrder pass_output_order(const SumPlan& plan, const void* y, const at::Tensor& out) {
+  return y == out.const_data_ptr() ? OutputOrder(plan.output_order) : OutputOrder();
+}
+
 // The passes of an auto sum (pass_chain.h), each by the launch model's kernel.
 template <typename T>
 void auto_passes(const SumPlan& plan, at::Tensor& out) {
-  run_pass_chain<carry_t<T>>(plan, kernel_data<T>(plan.input), out.mutable_data_ptr<out_t<T>>(),
-                             out, [&](const auto* x, const ReductionPass& pass, auto* y) {
-                               using In = std::remove_cv_t<std::remove_pointer_t<decltype(x)>>;
-                               run_pass(x, pass, y, out, AutoSums<In>{pass.repeat});
-                             });
+  run_pass_chain<carry_t<T>>(
+      plan, kernel_data<T>(plan.input), out.mutable_data_ptr<out_t<T>>(), out,
+      [&](const auto* x, const ReductionPass& pass, auto* y) {
+        using In = std::remove_cv_t<std::remove_pointer_t<decltype(x)>>;
+        run_pass(x, pass, y, out, AutoSums<In>{pass.repeat, pass_output_order(plan, y, out)});
+      });
 }
 
 constexpr unsigned kCarryThreads = 256;
@@ -338,16 +345,16 @@ void exact_passes(const SumPlan& plan, at::Tensor& out) {
     one.passes.assign({pass});
     return exact_passes<T>(one, out);
   }
-  const ExactSums<T> policy{*source};
   const cudaStream_t stream = c10::cuda::getCurrentCUDAStream();
   run_pass_chain<CertifiedSum>(
       plan, x, y, out, [&](const auto* in, const ReductionPass& pass, auto* to) {
         using In = std::remove_cv_t<std::remove_pointer_t<decltype(in)>>;
         using To = std::remove_pointer_t<decltype(to)>;
+        const ExactSums<T> policy{*source, pass_output_order(plan, to, out)};
         if constexpr (std::is_same_v<In, T>) {
           if constexpr (!std::is_same_v<T, double>) {
             if (certify_once(pass, sizeof(T))) {
-              return run_pass(in, pass, to, out, ExactRoundedSums<T>{*source});
+              return run_pass(in, pass, to, out, ExactRoundedSums<T>{policy.source, policy.order});
             }
           }
           run_pass(in, pass, to, out, policy);

@@ -62,21 +62,6 @@ __device__ __forceinline__ void copy_async_wait() {
 #endif
 }
 
-// n / d and n % d for a divisor fixed at launch, by a multiplication (Granlund and
-// Montgomery, "Division by invariant integers using multiplication", 1994), for n < 2^31:
-// the tile kernel maps thousands of outputs a tile to their segments.
-struct FastDivmod {
-  unsigned divisor = 1, multiplier = 0, shift = 0;
-  FastDivmod() = default;
-  explicit FastDivmod(unsigned d) : divisor(d) {
-    while ((1ull << shift) < d) ++shift;
-    multiplier = static_cast<unsigned>(((1ull << 32) * ((1ull << shift) - d)) / d + 1);
-  }
-  __device__ __forceinline__ unsigned div(unsigned n) const {
-    return (__umulhi(n, multiplier) + n) >> shift;
-  }
-};
-
 // A pass as the tile kernel walks it (run_pass.cuh fills it in from the launch model).
 template <typename T>
 struct Tiles {
