@@ -106,7 +106,7 @@ SplitScratch split_scratch(const at::Tensor& like) {
     memory = kept->front().second;
   }
   char* base = static_cast<char*>(memory.data_ptr());
-  return {memory, reinterpret_cast<unsigned*>(base), base + ticket_bytes};
+  return {memory, reinterpret_cast<unsigned*>(base), base + ticket_bytes, bytes - ticket_bytes};
 }
 
 DeviceShape device_shape() {

@@ -48,6 +48,7 @@ struct SplitScratch {
   at::Tensor memory;  // keeps it alive until the launch is queued
   unsigned* tickets;
   void* partials;
+  int64_t partial_bytes;
 };
 SplitScratch split_scratch(const at::Tensor& like);
 
