@@ -94,6 +94,7 @@ def every_kernel():
                 if fast and x.dim() == 3:
                     run(x[..., ::2], dim, kernel)  # stepped: column tiles
                     run(x.permute(2, 1, 0), dim, kernel)  # kept dims out of order (dim 1)
+                    run(x[:1].expand(3, -1, -1), dim, kernel)  # a kept dim broadcast (dim 1)
         torch.cuda.synchronize()
         print(f"{kernel} ({time.monotonic() - start:.1f} s): ok", flush=True)
 

@@ -9,6 +9,7 @@
 #include <ATen/ops/view_as_real.h>
 #include <ATen/ops/zeros.h>
 #include <c10/util/Exception.h>
+#include <c10/util/accumulate.h>
 
 #include <algorithm>
 #include <numeric>
@@ -111,35 +112,57 @@ std::string names_of(c10::ArrayRef<Kernel> kernels) {
 }
 
 
-// SumPlan::output_order for a plan whose passes are set.
-OuterDims direct_output_order(const SumPlan& plan) {
-  OuterDims order;
+// SumPlan::output_order, output_copies and output_copy_stride for a plan whose passes
+// are set: the strides of its result (broadcast_shape where a kept dim is broadcast, else
+// out_shape), contiguous.
+void place_outputs(SumPlan& plan) {
   const KernelRole role = plan.kernel ? plan.kernel->role : KernelRole::kBaseline;
-  if (plan.kept_in_order() || !plan.input.is_cuda() ||
+  const size_t broadcast = plan.broadcast_dims.size();
+  if ((plan.kept_in_order() && broadcast == 0) || broadcast > 1 || !plan.input.is_cuda() ||
       (role != KernelRole::kFast && role != KernelRole::kExact) ||
       natural_dtype(plan.input.scalar_type()) != plan.out_dtype ||
       plan.outputs >= (int64_t{1} << 31)) {
-    return order;
+    return;
   }
-  const size_t n = plan.kept_dims.size();
-  for (size_t k = 0; k < n; ++k) {
-    // The result is contiguous: a kept dim's stride is the product of the kept dims after it.
+  const int64_t copy_dim = broadcast ? plan.broadcast_dims[0] : -1;
+  // The broadcast dim's size: the one dim where the result's shape and the narrowed sum's
+  // differ (neither is empty: an empty result needs no kernel).
+  const int64_t copies = broadcast ? c10::multiply_integers(plan.broadcast_shape) /
+                                         c10::multiply_integers(plan.out_shape)
+                                   : 1;
+  // A result dim's stride: the product of the sizes of the kept dims after it (reduced
+  // dims are 1 or absent in the result).
+  auto stride_of = [&](int64_t dim) {
     int64_t stride = 1;
-    for (size_t j = 0; j < n; ++j) {
-      if (plan.kept_dims[j] > plan.kept_dims[k]) stride *= plan.kept_sizes[j];
+    for (size_t j = 0; j < plan.kept_dims.size(); ++j) {
+      if (plan.kept_dims[j] > dim) stride *= plan.kept_sizes[j];
     }
+    if (copy_dim > dim) stride *= copies;
+    return stride;
+  };
+  OuterDims order;
+  for (size_t k = 0; k < plan.kept_dims.size(); ++k) {
+    const int64_t stride = stride_of(plan.kept_dims[k]);
     const int d = order.ndim;
     if (d > 0 && order.strides[d - 1] == plan.kept_sizes[k] * stride) {
       order.sizes[d - 1] *= plan.kept_sizes[k];
       order.strides[d - 1] = stride;
       continue;
     }
-    if (d == kMaxOuterDims) return OuterDims{};
+    if (d == kMaxOuterDims) return;
     order.sizes[d] = plan.kept_sizes[k];
     order.strides[d] = stride;
     order.ndim++;
   }
-  return order;
+  if (order.ndim == 0) {  // one output (copied out along the broadcast dim)
+    order.ndim = 1;
+    order.sizes[0] = order.strides[0] = 1;
+  }
+  plan.output_order = order;
+  if (broadcast) {
+    plan.output_copies = copies;
+    plan.output_copy_stride = stride_of(copy_dim);
+  }
 }
 
 }  // namespace
@@ -377,7 +400,7 @@ SumPlan make_plan(const at::Tensor& self, at::OptionalIntArrayRef dim, bool keep
     plan.passes.assign({rows});
   }
   if (fold_expanded) plan.passes.back().repeat = repeat;
-  plan.output_order = direct_output_order(plan);
+  place_outputs(plan);
   return plan;
 }
 
@@ -403,12 +426,13 @@ at::Tensor SumPlan::rows() const {
 
 at::Tensor SumPlan::empty_output() const {
   const at::TensorOptions options = input.options().dtype(natural_dtype(input.scalar_type()));
-  return kept_in_order() || output_order.ndim > 0 ? at::empty(out_shape, options)
-                                                  : at::empty({outputs}, options);
+  if (writes_in_place()) return at::empty(broadcast_dims.empty() ? out_shape : broadcast_shape, options);
+  return kept_in_order() ? at::empty(out_shape, options) : at::empty({outputs}, options);
 }
 
 at::Tensor SumPlan::finish(const at::Tensor& output) const {
-  if (kept_in_order() || output_order.ndim > 0) {
+  if (writes_in_place()) return output;
+  if (kept_in_order()) {
     return output.scalar_type() == out_dtype ? output : output.to(out_dtype);
   }
   // The output holds the kept dims in write order: that view, permuted into the tensor's
@@ -424,7 +448,7 @@ at::Tensor SumPlan::finish(const at::Tensor& output) const {
 }
 
 at::Tensor SumPlan::broadcast(const at::Tensor& sum) const {
-  if (broadcast_dims.empty()) return sum;
+  if (broadcast_dims.empty() || writes_in_place()) return sum;
   at::Tensor result = at::empty(broadcast_shape, sum.options());
   result.copy_(sum.expand(broadcast_shape));
   return result;

@@ -143,15 +143,21 @@ struct SumPlan {
   at::DimVector broadcast_dims;
   at::DimVector broadcast_shape;
 
-  // Where the last pass writes output q (geometry.h's OuterDims: q's digits over
-  // kept_sizes, times the result's strides of kept_dims) when the kept dims are out of the
-  // tensor's order and the kernels can write torch.sum's layout at once (CUDA, auto and
-  // exact, the natural dtype, fewer than 2^31 outputs, at most kMaxOuterDims digits once
-  // merged). ndim 0: output q at q, put in place by finish() where the orders differ.
-  // (Written in order and copied, the result cost a launch, an allocation, and a read and
-  // write of the output: float32 11423 x 4 x 2 x 4 x 67 x 1 over dim 1, its kept dims
-  // permuted, spent 21.6 of 77.3 us copying, 0.72x torch.sum, H100.)
+  // Where the last pass writes output q when the kernels can write torch.sum's result at
+  // once (CUDA, auto and exact, the natural dtype, fewer than 2^31 outputs): at
+  // output_order.offset(q) (geometry.h's OuterDims: q's digits over kept_sizes, times
+  // the result's strides of kept_dims, at most kMaxOuterDims digits once merged) and,
+  // along one broadcast dim, output_copies times output_copy_stride further. Set where
+  // the kept dims are out of the tensor's order or one kept dim is broadcast; ndim 0:
+  // output q at q, put in place by finish() and broadcast(). (Written in order and then
+  // copied, the result cost a launch, an allocation and a read and write of the output:
+  // float32 11423 x 4 x 2 x 4 x 67 x 1 over dim 1, its kept dims permuted, spent 21.6 of
+  // 77.3 us copying, 0.72x torch.sum; broadcast results were 3 of the 10 slowest random
+  // shapes on the H100, 4 on the H200, each a few microseconds of host time more.)
   OuterDims output_order;
+  int64_t output_copies = 1;
+  int64_t output_copy_stride = 0;
+  bool writes_in_place() const { return output_order.ndim > 0; }
 
   // The kernels write torch.sum's layout directly: kept_dims is in the tensor's order.
   bool kept_in_order() const;
@@ -165,7 +171,7 @@ struct SumPlan {
   at::Tensor rows() const;
   // What the kernels write into: `outputs` elements of the natural dtype of the input
   // (int64 for integers and bool, else the dtype itself); torch.sum's shape already when
-  // kept_in_order() or output_order says where each lands.
+  // kept_in_order(), and its result's shape and dtype when writes_in_place().
   at::Tensor empty_output() const;
   // The kernels' output as torch.sum's result: a new contiguous tensor of out_shape and
   // out_dtype, the outputs moved from write order into place where the orders differ.

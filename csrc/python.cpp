@@ -121,12 +121,13 @@ pybind11::dict describe_plan(const at::Tensor& x, std::optional<std::vector<int6
   out["needs_kernel"] = !plan.result.has_value();
   // The input's kept dims of stride 0 that the passes see at size 1: their sum copied out.
   out["broadcast"] = std::vector<int64_t>(plan.broadcast_dims.begin(), plan.broadcast_dims.end());
-  // Where the last pass writes each output when the kept dims are out of order and it
-  // writes the result's layout at once (SumPlan::output_order): (size, stride) digits.
+  // Where the last pass writes each output when it writes torch.sum's result at once
+  // (SumPlan::output_order): (size, stride) digits, and copies along a broadcast dim.
   pybind11::list order;
   for (int d = 0; d < plan.output_order.ndim; ++d)
     order.append(pybind11::make_tuple(plan.output_order.sizes[d], plan.output_order.strides[d]));
   out["output_order"] = order;
+  out["output_copies"] = pybind11::make_tuple(plan.output_copies, plan.output_copy_stride);
   return out;
 }
 

@@ -267,6 +267,24 @@ def test_expanded_kept_dims(device, kernel, dtype):
         assert torch.equal(leaf.grad, torch.full_like(base, 6 * 7))
 
 
+@requires_cuda
+def test_one_broadcast_kept_dim_is_written_in_place_on_cuda():
+    """With one kept dim broadcast, the last pass writes each output along it (copies
+    times, the result's stride apart) instead of a copy after; with two, the copy."""
+    base = random_tensor((1, 5, 1, 33), torch.float32, "cuda")
+    one = base.expand(6, 5, 1, 33)
+    described = _C.plan(one, [3])
+    assert described["output_order"] and described["output_copies"] == (6, 5)
+    assert _C.plan(one, [1])["output_copies"] == (6, 33)
+    assert _C.plan(one.permute(3, 1, 0, 2), [1])["output_copies"] == (6, 1)
+    assert _C.plan(base.expand(6, 5, 7, 33), [3])["output_order"] == []  # two broadcast dims
+    for x, dim in [(one, 3), (one, 1), (one, (1, 3)), (one.permute(3, 1, 0, 2), 1)]:
+        for kernel in ("auto", "exact"):
+            got = wr.sum(x, dim, kernel=kernel)
+            assert got.is_contiguous()
+            assert_sum_matches(got, x, dim, kernel=kernel)
+
+
 def test_meta_tensors_with_expanded_dims_are_described():
     """_C.plan of a meta tensor (no kernel chosen) with expanded reduced and kept dims:
     described as they are, none folded or broadcast."""

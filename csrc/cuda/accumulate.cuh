@@ -8,9 +8,9 @@
 //                       elements (add(vector), add_value(element), total() -> Sum);
 //   P::Acc              a running sum of one output, element by element (add(acc, x),
 //                       sum_of(acc) -> Sum);
-//   p.store(y, q, sum)  output q from its sum, through `y` (at p.order.offset(q): the
-//                       last pass of a sum whose kept dims are out of order writes the
-//                       result's layout at once, plan.h's output_order);
+//   p.store(y, q, sum)  output q from its sum, through `y` (where p.order puts it: the
+//                       last pass of some sums writes torch.sum's result at once, plan.h's
+//                       output_order);
 //   exact policies also P::certificate(sum) -> CertifiedSum and p.recomputed(q).
 //
 // AutoSums: short chains of acc_t<T> per lane, combined in combine_t<T> (sum_traits.h,
@@ -69,22 +69,34 @@ struct FastDivmod {
   }
 };
 
-// Where a pass writes output q: at q, or on the last pass of a sum whose kept dims are
-// out of the tensor's order, at the result's offset of q's digits (SumPlan::output_order,
-// fewer than 2^31 outputs: 32-bit FastDivmods, a multiply and a shift a digit).
+// Where a pass writes output q: at q, or on the last pass of a sum that writes torch.sum's
+// result in place (SumPlan::output_order: kept dims out of the tensor's order, a kept dim
+// broadcast), at the result's offset of q's digits (fewer than 2^31 outputs: 32-bit
+// FastDivmods, a multiply and a shift a digit), `copies` times along a broadcast dim.
 struct OutputOrder {
   int ndim = 0;  // 0: at q
   FastDivmod sizes[kMaxOuterDims];  // innermost last
   int64_t strides[kMaxOuterDims] = {};
+  int64_t copies = 1, copy_stride = 0;
 
   OutputOrder() = default;
-  explicit OutputOrder(const OuterDims& order) : ndim(order.ndim) {
+  OutputOrder(const OuterDims& order, int64_t copies_, int64_t copy_stride_)
+      : ndim(order.ndim), copies(copies_), copy_stride(copy_stride_) {
     for (int d = 0; d < ndim; ++d) {
       sizes[d] = FastDivmod(static_cast<unsigned>(order.sizes[d]));
       strides[d] = order.strides[d];
     }
   }
-  bool in_order() const { return ndim == 0; }
+  // Output q's value, stored where it goes.
+  template <typename Out>
+  __device__ __forceinline__ void put(Out* y, int64_t q, const Out& value) const {
+    if (ndim == 0) {
+      y[q] = value;
+      return;
+    }
+    Out* at = y + offset(q);
+    for (int64_t c = 0; c < copies; ++c) at[c * copy_stride] = value;
+  }
   __device__ __forceinline__ int64_t offset(int64_t q) const {
     if (ndim == 0) return q;
     unsigned o = static_cast<unsigned>(q);
@@ -142,7 +154,7 @@ struct AutoSums {
   }
   template <typename Out>
   __device__ __forceinline__ void store(Out* y, int64_t q, const Sum& sum) const {
-    y[order.offset(q)] = output<Out>(sum);
+    order.put(y, q, output<Out>(sum));
   }
 };
 
@@ -221,12 +233,12 @@ __device__ __noinline__ T exact_output_by_block(const ExactSource<T>& source, in
 // writes the certified sum for the next (Out = CertifiedSum).
 template <typename T, typename Out>
 __device__ __forceinline__ void store_exact(const ExactSource<T>& source, Out* y, int64_t q,
-                                            int64_t at, const CertifiedSum& sum) {
+                                            const OutputOrder& order, const CertifiedSum& sum) {
   if constexpr (std::is_same_v<Out, CertifiedSum>) {
-    y[at] = sum;
+    order.put(y, q, sum);
   } else {
     T value;
-    y[at] = exact::certify<T>(sum, &value) ? value : exact_output(source, q);
+    order.put(y, q, exact::certify<T>(sum, &value) ? value : exact_output(source, q));
   }
 }
 
@@ -459,7 +471,7 @@ struct ExactPolicy {
   }
   template <typename Out>
   __device__ __forceinline__ void store(Out* y, int64_t q, const Sum& sum) const {
-    store_exact(source, y, q, order.offset(q), certificate(sum));
+    store_exact(source, y, q, order, certificate(sum));
   }
   __device__ __forceinline__ Element recomputed(int64_t q) const { return exact_output(source, q); }
 };

@@ -235,7 +235,8 @@ using carry_t = std::conditional_t<std::is_integral_v<combine_t<T>>, int64_t, co
 // Where a pass writing to `y` puts its outputs: the plan's output_order on the last pass
 // (the one that writes `out`), in order before it.
 inline OutputOrder pass_output_order(const SumPlan& plan, const void* y, const at::Tensor& out) {
-  return y == out.const_data_ptr() ? OutputOrder(plan.output_order) : OutputOrder();
+  if (y != out.const_data_ptr()) return OutputOrder();
+  return OutputOrder(plan.output_order, plan.output_copies, plan.output_copy_stride);
 }
 
 // The passes of an auto sum (pass_chain.h), each by the launch model's kernel.
