@@ -119,7 +119,7 @@ void place_outputs(SumPlan& plan) {
   const KernelRole role = plan.kernel ? plan.kernel->role : KernelRole::kBaseline;
   const size_t broadcast = plan.broadcast_dims.size();
   if ((plan.kept_in_order() && broadcast == 0) || broadcast > 1 || !plan.input.is_cuda() ||
-      (role != KernelRole::kFast && role != KernelRole::kExact) ||
+      role != KernelRole::kFast ||
       natural_dtype(plan.input.scalar_type()) != plan.out_dtype ||
       plan.outputs >= (int64_t{1} << 31)) {
     return;

@@ -269,7 +269,7 @@ def test_expanded_kept_dims(device, kernel, dtype):
 
 @requires_cuda
 def test_one_broadcast_kept_dim_is_written_in_place_on_cuda():
-    """With one kept dim broadcast, the last pass writes each output along it (copies
+    """With one kept dim broadcast, auto's last pass writes each output along it (copies
     times, the result's stride apart) instead of a copy after; with two, the copy."""
     base = random_tensor((1, 5, 1, 33), torch.float32, "cuda")
     one = base.expand(6, 5, 1, 33)
@@ -480,8 +480,8 @@ PERMUTED_KEPT_CASES = [
 @pytest.mark.parametrize("dtype", [torch.float32, torch.bfloat16, torch.float64, torch.int32], ids=str)
 @pytest.mark.parametrize("case", PERMUTED_KEPT_CASES, ids=str)
 def test_kept_dims_out_of_order_are_written_in_place(dtype, case):
-    """The last pass writes torch.sum's contiguous layout through the plan's output order
-    (no copy afterwards), for auto and exact, keepdim or not."""
+    """auto's last pass writes torch.sum's contiguous layout through the plan's output
+    order (no copy afterwards); exact writes in order and copies. keepdim or not."""
     order, dim, stored = case
     base = random_tensor(stored, dtype, "cuda")
     x = base.permute(*order)

@@ -8,9 +8,9 @@
 //                       elements (add(vector), add_value(element), total() -> Sum);
 //   P::Acc              a running sum of one output, element by element (add(acc, x),
 //                       sum_of(acc) -> Sum);
-//   p.store(y, q, sum)  output q from its sum, through `y` (where p.order puts it: the
-//                       last pass of some sums writes torch.sum's result at once, plan.h's
-//                       output_order);
+//   p.store(y, q, sum)  output q from its sum, through `y` (auto: where p.order puts
+//                       it, the last pass of some sums writing torch.sum's result at
+//                       once, plan.h's output_order);
 //   exact policies also P::certificate(sum) -> CertifiedSum and p.recomputed(q).
 //
 // AutoSums: short chains of acc_t<T> per lane, combined in combine_t<T> (sum_traits.h,
@@ -233,12 +233,12 @@ __device__ __noinline__ T exact_output_by_block(const ExactSource<T>& source, in
 // writes the certified sum for the next (Out = CertifiedSum).
 template <typename T, typename Out>
 __device__ __forceinline__ void store_exact(const ExactSource<T>& source, Out* y, int64_t q,
-                                            const OutputOrder& order, const CertifiedSum& sum) {
+                                            const CertifiedSum& sum) {
   if constexpr (std::is_same_v<Out, CertifiedSum>) {
-    order.put(y, q, sum);
+    y[q] = sum;
   } else {
     T value;
-    order.put(y, q, exact::certify<T>(sum, &value) ? value : exact_output(source, q));
+    y[q] = exact::certify<T>(sum, &value) ? value : exact_output(source, q);
   }
 }
 
@@ -459,7 +459,6 @@ struct ExactPolicy {
   static constexpr bool kExact = true;
 
   ExactSource<Element> source;  // for recomputing an output whose certificate fails
-  OutputOrder order;
 
   __device__ __forceinline__ static void add(Acc& acc, Element x) {
     acc.add(x);
@@ -471,7 +470,7 @@ struct ExactPolicy {
   }
   template <typename Out>
   __device__ __forceinline__ void store(Out* y, int64_t q, const Sum& sum) const {
-    store_exact(source, y, q, order, certificate(sum));
+    store_exact(source, y, q, certificate(sum));
   }
   __device__ __forceinline__ Element recomputed(int64_t q) const { return exact_output(source, q); }
 };

@@ -206,7 +206,7 @@ __device__ __forceinline__ void store_outputs(const P& policy, Out* y, int64_t q
     }
 #pragma unroll
     for (int j = 0; j < kVec; ++j) {
-      if (j < valid) policy.order.put(y, q + j, certified[j] ? values[j] : policy.recomputed(q + j));
+      if (j < valid) y[q + j] = certified[j] ? values[j] : policy.recomputed(q + j);
     }
   } else {
     if constexpr (!P::kExact && kVec * sizeof(Out) % 16 == 0) {

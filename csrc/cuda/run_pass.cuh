@@ -353,16 +353,16 @@ void exact_passes(const SumPlan& plan, at::Tensor& out) {
     one.passes.assign({pass});
     return exact_passes<T>(one, out);
   }
+  const ExactSums<T> policy{*source};
   const cudaStream_t stream = c10::cuda::getCurrentCUDAStream();
   run_pass_chain<CertifiedSum>(
       plan, x, y, out, [&](const auto* in, const ReductionPass& pass, auto* to) {
         using In = std::remove_cv_t<std::remove_pointer_t<decltype(in)>>;
         using To = std::remove_pointer_t<decltype(to)>;
-        const ExactSums<T> policy{*source, pass_output_order(plan, to, out)};
         if constexpr (std::is_same_v<In, T>) {
           if constexpr (!std::is_same_v<T, double>) {
             if (certify_once(pass, sizeof(T))) {
-              return run_pass(in, pass, to, out, ExactRoundedSums<T>{policy.source, policy.order});
+              return run_pass(in, pass, to, out, ExactRoundedSums<T>{*source});
             }
           }
           run_pass(in, pass, to, out, policy);
