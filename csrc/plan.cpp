@@ -111,7 +111,6 @@ std::string names_of(c10::ArrayRef<Kernel> kernels) {
   return names.str();
 }
 
-
 // SumPlan::output_order, output_copies and output_copy_stride for a plan whose passes
 // are set: the strides of its result (broadcast_shape where a kept dim is broadcast, else
 // out_shape), contiguous.
@@ -119,8 +118,7 @@ void place_outputs(SumPlan& plan) {
   const KernelRole role = plan.kernel ? plan.kernel->role : KernelRole::kBaseline;
   const size_t broadcast = plan.broadcast_dims.size();
   if ((plan.kept_in_order() && broadcast == 0) || broadcast > 1 || !plan.input.is_cuda() ||
-      role != KernelRole::kFast ||
-      natural_dtype(plan.input.scalar_type()) != plan.out_dtype ||
+      role != KernelRole::kFast || natural_dtype(plan.input.scalar_type()) != plan.out_dtype ||
       plan.outputs >= (int64_t{1} << 31)) {
     return;
   }
@@ -426,7 +424,8 @@ at::Tensor SumPlan::rows() const {
 
 at::Tensor SumPlan::empty_output() const {
   const at::TensorOptions options = input.options().dtype(natural_dtype(input.scalar_type()));
-  if (writes_in_place()) return at::empty(broadcast_dims.empty() ? out_shape : broadcast_shape, options);
+  if (writes_in_place())
+    return at::empty(broadcast_dims.empty() ? out_shape : broadcast_shape, options);
   return kept_in_order() ? at::empty(out_shape, options) : at::empty({outputs}, options);
 }
 

@@ -130,7 +130,11 @@ def test_short_reduced_dims_between_kept_ones_go_second():
 @pytest.mark.parametrize("dtype", [torch.float32, torch.bfloat16, torch.int32])
 @pytest.mark.parametrize(
     "shape, dim",
-    [((313, 3, 4, 3, 17, 5), (-5, 0, 3)), ((33, 3, 5, 4, 7), (0, 2)), ((31, 2, 4, 2, 3, 2), (0, 2, 4))],
+    [
+        ((313, 3, 4, 3, 17, 5), (-5, 0, 3)),
+        ((33, 3, 5, 4, 7), (0, 2)),
+        ((31, 2, 4, 2, 3, 2), (0, 2, 4)),
+    ],
 )
 def test_short_reduced_dims_second_sum_right(device, dtype, shape, dim):
     x = random_tensor(shape, dtype, device)
@@ -477,7 +481,9 @@ PERMUTED_KEPT_CASES = [
 
 
 @requires_cuda
-@pytest.mark.parametrize("dtype", [torch.float32, torch.bfloat16, torch.float64, torch.int32], ids=str)
+@pytest.mark.parametrize(
+    "dtype", [torch.float32, torch.bfloat16, torch.float64, torch.int32], ids=str
+)
 @pytest.mark.parametrize("case", PERMUTED_KEPT_CASES, ids=str)
 def test_kept_dims_out_of_order_are_written_in_place(dtype, case):
     """auto's last pass writes torch.sum's contiguous layout through the plan's output

@@ -210,8 +210,7 @@ __device__ __forceinline__ void store_outputs(const P& policy, Out* y, int64_t q
     }
   } else {
     if constexpr (!P::kExact && kVec * sizeof(Out) % 16 == 0) {
-      if (valid == kVec && policy.order.ndim == 0 &&
-          reinterpret_cast<uintptr_t>(y + q) % 16 == 0) {
+      if (valid == kVec && policy.order.ndim == 0 && reinterpret_cast<uintptr_t>(y + q) % 16 == 0) {
         Out values[kVec];
 #pragma unroll
         for (int j = 0; j < kVec; ++j) values[j] = policy.template output<Out>(sums[j]);

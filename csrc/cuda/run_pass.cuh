@@ -117,8 +117,8 @@ void launch_columns(const Columns<T>& c, const Launch& launch, Out* y, const at:
       partials = memory.data_ptr();
     }
     const dim3 grid(static_cast<unsigned>(t.tiles), static_cast<unsigned>(t.splits));
-    kernel<<<grid, kColumnThreads, 0, stream>>>(c, t, y, static_cast<C*>(partials),
-                                                scratch.tickets, policy);
+    kernel<<<grid, kColumnThreads, 0, stream>>>(c, t, y, static_cast<C*>(partials), scratch.tickets,
+                                                policy);
   }
   C10_CUDA_KERNEL_LAUNCH_CHECK();
 }
@@ -242,12 +242,12 @@ inline OutputOrder pass_output_order(const SumPlan& plan, const void* y, const a
 // The passes of an auto sum (pass_chain.h), each by the launch model's kernel.
 template <typename T>
 void auto_passes(const SumPlan& plan, at::Tensor& out) {
-  run_pass_chain<carry_t<T>>(
-      plan, kernel_data<T>(plan.input), out.mutable_data_ptr<out_t<T>>(), out,
-      [&](const auto* x, const ReductionPass& pass, auto* y) {
-        using In = std::remove_cv_t<std::remove_pointer_t<decltype(x)>>;
-        run_pass(x, pass, y, out, AutoSums<In>{pass.repeat, pass_output_order(plan, y, out)});
-      });
+  run_pass_chain<carry_t<T>>(plan, kernel_data<T>(plan.input), out.mutable_data_ptr<out_t<T>>(),
+                             out, [&](const auto* x, const ReductionPass& pass, auto* y) {
+                               using In = std::remove_cv_t<std::remove_pointer_t<decltype(x)>>;
+                               run_pass(x, pass, y, out,
+                                        AutoSums<In>{pass.repeat, pass_output_order(plan, y, out)});
+                             });
 }
 
 constexpr unsigned kCarryThreads = 256;
