@@ -128,9 +128,9 @@ struct PassPlan {
 // The first pass of a sum of `layout`: over its innermost reduced dim, except where the
 // reduced dims under a longer reduced dim are short (16 elements in all at most) and lie
 // with kept dims in one block of memory, [..., R_big, K, R_small] or [..., R_big, K,
-// R_small, K2]: then over R_big, with the block as its inner dim. False when more than kMaxOuterDims dims would be outer. Such
-// a tensor is copied into kept-dims-first order, which always fits (one kept dim, one
-// reduced dim).
+// R_small, K2]: then over R_big, with the block as its inner dim. False when more than
+// kMaxOuterDims dims would be outer. Such a tensor is copied into kept-dims-first order,
+// which always fits (one kept dim, one reduced dim).
 bool plan_pass(const Layout& layout, PassPlan* plan);
 
 }  // namespace warpreduce

@@ -176,7 +176,8 @@ struct SumPlan {
   // kept_in_order(), and its result's shape and dtype when writes_in_place().
   at::Tensor empty_output() const;
   // The kernels' output as torch.sum's result: a new contiguous tensor of out_shape and
-  // out_dtype, the outputs moved from write order into place where the orders differ.
+  // out_dtype, the outputs moved from write order into place where the orders differ
+  // (the output itself where writes_in_place()).
   at::Tensor finish(const at::Tensor& output) const;
   // The planned sum's result (finish's, or `result`) as torch.sum's: itself, or where
   // there are broadcast_dims, copied out along them into a new contiguous tensor.
