@@ -757,11 +757,37 @@ void columns_or_narrow(const T* x, const ReductionPass& pass, Out* y) {
   if (!narrow_packed_columns(x, pass, y)) columns_pass(x, pass, y);
 }
 
+// ---- Narrow stepped columns ------------------------------------------------------------
+// Fewer than kNarrowColumns columns a few elements apart (a stepped last dim, x[:, ::2]):
+// scalar loads of a few columns a row (220258 x 4 float32 of stride 2 over dim 0: 0.42x
+// torch.sum on the dev machine). The whole span of each row, the elements between the
+// columns included (they lie between elements of the input, in its storage), is summed as
+// adjacent columns, vector loads and the narrow paths above, and every step-th sum kept.
+template <typename T, typename Out>
+bool narrow_stepped_columns(const T* x, const ReductionPass& pass, Out* y) {
+  using C = combine_t<acc_t<T>>;
+  const int64_t step = pass.inner_stride, span = (pass.inner - 1) * step + 1;
+  if (step < 2 || step > 4 || span >= kNarrowColumns) return false;
+  ReductionPass wide = pass;
+  wide.repeat = 1;  // its sums are summed again here
+  wide.inner = span;
+  wide.inner_stride = 1;
+  std::unique_ptr<C[]> sums(new C[pass.outer_size * span]);
+  if (!narrow_gapped_columns(x, wide, sums.get())) columns_or_narrow(x, wide, sums.get());
+  for_each_task(pass.outer_size, pass.inner, [&](int64_t o) {
+    const C* s = sums.get() + o * span;
+    for (int64_t c = 0; c < pass.inner; ++c) {
+      y[o * pass.inner + c] = from_zero<Out>(s[c * step], pass.repeat);
+    }
+  });
+  return true;
+}
+
 template <typename T, typename Out>
 void run_pass(const T* x, const ReductionPass& pass, Out* y) {
   if (pass.is_rows()) {
     rows_pass(x, pass, y);
-  } else if (!narrow_gapped_columns(x, pass, y)) {
+  } else if (!narrow_stepped_columns(x, pass, y) && !narrow_gapped_columns(x, pass, y)) {
     columns_or_narrow(x, pass, y);
   }
 }
