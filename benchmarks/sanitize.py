@@ -7,8 +7,8 @@ memcheck, racecheck, synccheck and initcheck):
 (without the caching allocator each tensor is its own allocation, so memcheck sees an
 access past its end and initcheck a read of memory never written). auto also runs every
 kind of pass of the reduction geometry: short rows tiled, rows a group of lanes each,
-long rows split over blocks, columns vectorized or not, split over blocks or not, and
-two passes, in every dtype; and the split passes' scratch as a stream keeps it (the
+long rows split over blocks, gapped rows, columns vectorized or not, split over blocks or
+not, and two passes, in every dtype; and the split passes' scratch as a stream keeps it (the
 same stream again, a new stream, and a CUDA graph, which zeroes its own).
 """
 
@@ -42,6 +42,12 @@ AUTO_CASES = [  # every launch of the launch model (csrc/launch_model.h)
     ((2, 3, 5000), 1),  # column tiles (stepped, below)
     ((1001, 1027), 0),  # columns element by element
     ((8, 33, 1000), (0, 2)),  # two passes
+    ((7, 4098), 0),  # 8-byte vector columns (4-byte types: rows 8-byte aligned alike)
+    # gapped rows: sliced (x[::2, ..., :-1]) over both dims, a group of lanes a row and
+    # blocks a row; stepped (x[..., ::2]) rows
+    ((300, 40, 27), (1, 2)),
+    ((5, 2, 40000), (1, 2)),
+    ((64, 9, 1200), 2),
 ]
 DTYPES = (torch.float32, torch.int8, torch.bfloat16)  # every kernel
 # auto's kernels are instantiated per dtype, with vectors of 16 bytes: 2 to 16 lanes.

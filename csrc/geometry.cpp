@@ -69,9 +69,42 @@ int short_reduced_second(const Layout& layout) {
   return -1;
 }
 
+// How the innermost reduced dim `reduced` (the last dim: rows) reads as a gapped row:
+// alone (a stride of 2 or more) or with the reduced dim above it (its rows a gap apart),
+// per `gaps`. Returns the dims the row takes (0: not gapped, 1 or 2) and sets the pass's
+// span and gaps.
+int gapped_row(const Layout& layout, int reduced, const RowGaps& gaps, ReductionPass* pass) {
+  const LayoutDim& row = layout[reduced];
+  if (gaps.max_gap <= 0 || row.stride < 1) return 0;
+  int64_t span = 0, period = 0, width = 0;
+  int dims = 0;
+  if (row.stride > 1) {
+    period = row.stride;
+    width = 1;
+    span = (row.size - 1) * row.stride + 1;
+    dims = 1;
+  } else if (reduced > 0 && layout[reduced - 1].reduced) {
+    const LayoutDim& above = layout[reduced - 1];
+    period = above.stride;
+    width = row.size;
+    span = (above.size - 1) * above.stride + row.size;
+    dims = 2;
+  }
+  // (The kernels index a span with 32-bit arithmetic.)
+  if (dims == 0 || period <= width || period - width > gaps.max_gap || span < gaps.min_span ||
+      span >= (int64_t{1} << 31)) {
+    return 0;
+  }
+  pass->length = span;
+  pass->reduced_stride = 1;
+  pass->period = period;
+  pass->width = width;
+  return dims;
+}
+
 }  // namespace
 
-bool plan_pass(const Layout& layout, PassPlan* plan) {
+bool plan_pass(const Layout& layout, PassPlan* plan, const RowGaps& gaps) {
   const int last = static_cast<int>(layout.size()) - 1;
   int reduced = -1;  // the innermost reduced dim
   for (int d = last; d >= 0 && reduced < 0; --d) {
@@ -91,6 +124,9 @@ bool plan_pass(const Layout& layout, PassPlan* plan) {
   ReductionPass pass;
   pass.length = layout[reduced].size;
   pass.reduced_stride = layout[reduced].stride;
+  // A gapped row of two dims takes the reduced dim above `reduced` too.
+  const int gapped_above =
+      !columns && gapped_row(layout, reduced, gaps, &pass) == 2 ? reduced - 1 : -1;
   if (columns) {
     pass.inner = 1;
     for (int d = inner; d <= last; ++d) pass.inner *= layout[d].size;
@@ -99,7 +135,7 @@ bool plan_pass(const Layout& layout, PassPlan* plan) {
   // The pass's outputs, contiguous in memory order: the outer dims, then inner.
   Layout rest;
   for (int d = 0; d <= last; ++d) {
-    if (d == reduced) continue;
+    if (d == reduced || d == gapped_above) continue;
     rest.push_back(layout[d]);
     if (d >= inner) continue;
     // Within the pass, kept dims and reduced dims left for later are alike: outer dims

@@ -104,14 +104,23 @@ struct ReductionPass {
   // of the reduced dims of stride 0, which the plan leaves out (an expanded dim repeats
   // the same elements: reading them once a repeat ran at 0.38x torch.sum, H200).
   int64_t repeat = 1;
+  // A gapped row (CUDA auto only, plan_pass's RowGaps): the row is the contiguous span of
+  // `length` elements, of which element k is summed when k % period < width; the others
+  // are the gaps, read (they share the data's DRAM sectors) and left out. 1 and 1: every
+  // element.
+  int64_t period = 1;
+  int64_t width = 1;
 
   bool is_rows() const { return inner == 1; }
+  bool gapped() const { return period > 1; }
   // Rows of contiguous elements, evenly spaced (x.sum(-1), a full sum of a dense tensor).
-  bool even_rows() const { return is_rows() && reduced_stride == 1 && outer.ndim <= 1; }
+  bool even_rows() const {
+    return is_rows() && reduced_stride == 1 && outer.ndim <= 1 && !gapped();
+  }
   int64_t outputs() const { return outer_size * inner; }
   // Rows one after the other: row r starts at x + r * length.
   bool packed_rows() const {
-    return is_rows() && reduced_stride == 1 &&
+    return is_rows() && reduced_stride == 1 && !gapped() &&
            (outer.ndim == 0 || (outer.ndim == 1 && outer.strides[0] == length));
   }
 };
@@ -125,12 +134,25 @@ struct PassPlan {
   bool last() const;
 };
 
+// Gapped rows, where a caller's kernels read them (CUDA auto): a row reduction whose
+// elements leave gaps of at most max_gap elements between them, a strided innermost dim
+// (x[..., ::2]) or short rows a little apart under another reduced dim (x[..., :5] of
+// rows of 8, summed over both), reads the whole span with 16-byte vectors and masks the
+// gaps out (ReductionPass::period), when the span is at least min_span elements. Gaps
+// under a 32-byte sector cost no DRAM traffic: every sector of the span holds elements.
+struct RowGaps {
+  int64_t max_gap = 0;  // elements; 0: no gapped rows
+  int64_t min_span = 0;
+};
+
 // The first pass of a sum of `layout`: over its innermost reduced dim, except where the
 // reduced dims under a longer reduced dim are short (16 elements in all at most) and lie
 // with kept dims in one block of memory, [..., R_big, K, R_small] or [..., R_big, K,
-// R_small, K2]: then over R_big, with the block as its inner dim. False when more than
-// kMaxOuterDims dims would be outer. Such a tensor is copied into kept-dims-first order,
-// which always fits (one kept dim, one reduced dim).
-bool plan_pass(const Layout& layout, PassPlan* plan);
+// R_small, K2]: then over R_big, with the block as its inner dim; and, with `gaps`, over
+// the innermost reduced dim as a gapped row, with the reduced dim above it where its rows
+// lie a small gap apart. False when more than kMaxOuterDims dims would be outer. Such a
+// tensor is copied into kept-dims-first order, which always fits (one kept dim, one
+// reduced dim).
+bool plan_pass(const Layout& layout, PassPlan* plan, const RowGaps& gaps = {});
 
 }  // namespace warpreduce

@@ -163,7 +163,20 @@ Launch columns_launch(const ReductionPass& pass, const ElementShape& element) {
   const bool wide = contiguous && pass.inner >= Tuning::kColumnMinUnalignedVectors * lanes &&
                     pass.length <= Tuning::kColumnMaxUnalignedRows;
   const bool shifted = wide && !aligned && bytes <= Tuning::kColumnMaxShiftedBytes;
-  const bool vectors = whole || (wide && aligned) || shifted;
+  // 4-byte elements there: 8-byte vectors where those are aligned alike (rows an even
+  // number of elements apart), two outputs a lane. WARPREDUCE_NO_HALF_VECTORS=1 leaves
+  // them out: a knob for measuring (benchmarks), read once.
+  static const bool no_half_vectors = [] {
+    const char* v = std::getenv("WARPREDUCE_NO_HALF_VECTORS");
+    return v != nullptr && std::string(v) == "1";
+  }();
+  bool half_aligned =
+      !no_half_vectors && element.data_address % 8 == 0 && pass.reduced_stride % 2 == 0;
+  for (int d = 0; d < pass.outer.ndim; ++d) {
+    half_aligned = half_aligned && pass.outer.strides[d] % 2 == 0;
+  }
+  const bool half = wide && !aligned && bytes == Tuning::kColumnHalfVectorBytes && half_aligned;
+  const bool vectors = whole || (wide && aligned) || shifted || half;
   // Short slabs: through shared memory, unless the loads are whole vectors already (a
   // lane then owns a vector of adjacent outputs, and its loads down a short reduced dim
   // are in flight together): 8 rows of 4, 8 and 12 floats ran at 59%, 84% and 87% of a
@@ -185,7 +198,7 @@ Launch columns_launch(const ReductionPass& pass, const ElementShape& element) {
 
   Launch launch;
   launch.kind = LaunchKind::kColumns;
-  launch.vector = vectors ? lanes : 1;
+  launch.vector = half ? lanes / 2 : vectors ? lanes : 1;
   launch.shifted = shifted;
   const int64_t columns = ceil_div(pass.inner, launch.vector);  // of vectors, an outer slice
   const int64_t rows_per_lane =

@@ -12,10 +12,12 @@
 #include <c10/util/accumulate.h>
 
 #include <algorithm>
+#include <cstdlib>
 #include <numeric>
 #include <sstream>
 
 #include "exact.h"
+#include "launch_model.h"
 
 namespace warpreduce {
 namespace {
@@ -61,11 +63,11 @@ c10::ArrayRef<Kernel> kernels_of(c10::DeviceType device) {
 
 // The passes that sum `layout` (memory_layout's), or false if one does not fit the
 // geometry.
-bool plan_passes(Layout layout, c10::SmallVector<ReductionPass, 2>* passes) {
+bool plan_passes(Layout layout, c10::SmallVector<ReductionPass, 2>* passes, const RowGaps& gaps) {
   passes->clear();
   for (;;) {
     PassPlan plan;
-    if (!plan_pass(layout, &plan)) return false;
+    if (!plan_pass(layout, &plan, gaps)) return false;
     passes->push_back(plan.pass);
     if (plan.last()) return true;
     layout = std::move(plan.rest);
@@ -112,13 +114,12 @@ std::string names_of(c10::ArrayRef<Kernel> kernels) {
 }
 
 // SumPlan::output_order, output_copies and output_copy_stride for a plan whose passes
-// are set: the strides of its result (broadcast_shape where a kept dim is broadcast, else
-// out_shape), contiguous.
-void place_outputs(SumPlan& plan) {
-  const KernelRole role = plan.kernel ? plan.kernel->role : KernelRole::kBaseline;
+// are set, where the CUDA auto kernels run it (cuda_auto): the strides of its result
+// (broadcast_shape where a kept dim is broadcast, else out_shape), contiguous.
+void place_outputs(SumPlan& plan, bool cuda_auto) {
   const size_t broadcast = plan.broadcast_dims.size();
-  if ((plan.kept_in_order() && broadcast == 0) || broadcast > 1 || !plan.input.is_cuda() ||
-      role != KernelRole::kFast || natural_dtype(plan.input.scalar_type()) != plan.out_dtype ||
+  if ((plan.kept_in_order() && broadcast == 0) || broadcast > 1 || !cuda_auto ||
+      natural_dtype(plan.input.scalar_type()) != plan.out_dtype ||
       plan.outputs >= (int64_t{1} << 31)) {
     return;
   }
@@ -246,9 +247,12 @@ ReducedDims reduced_dims(int64_t ndim, at::OptionalIntArrayRef dim, bool keepdim
 }
 
 SumPlan make_plan(const at::Tensor& self, at::OptionalIntArrayRef dim, bool keepdim,
-                  std::optional<at::ScalarType> dtype, std::string_view kernel) {
+                  std::optional<at::ScalarType> dtype, std::string_view kernel, bool as_cuda) {
   SumPlan plan;
   plan.kernel = check_args(self.scalar_type(), dtype, self.device().type(), kernel);
+  // The CUDA auto kernels write the result in place and read gapped rows.
+  const bool cuda_auto =
+      (self.is_cuda() || as_cuda) && plan.kernel && plan.kernel->role == KernelRole::kFast;
 
   const int64_t ndim = self.dim();
   const ReducedDims reduced = reduced_dims(ndim, dim, keepdim);
@@ -378,7 +382,20 @@ SumPlan make_plan(const at::Tensor& self, at::OptionalIntArrayRef dim, bool keep
     plan.kept_sizes.push_back(sizes[k]);
   }
   plan.layout = memory_layout(sizes, strides, order, reduced_bits);
-  if (!plan_passes(plan.layout, &plan.passes)) {
+  // Gapped rows: gaps under a 32-byte sector (geometry.h says why), spans too long for
+  // the tiles of short rows (slabs, which do not read gaps). WARPREDUCE_NO_GAPPED_ROWS=1
+  // plans without them: a knob for measuring the two side by side (benchmarks), read once.
+  static const bool no_gapped_rows = [] {
+    const char* v = std::getenv("WARPREDUCE_NO_GAPPED_ROWS");
+    return v != nullptr && std::string(v) == "1";
+  }();
+  RowGaps gaps;
+  if (cuda_auto && !no_gapped_rows) {
+    const int64_t bytes = static_cast<int64_t>(x.element_size());
+    gaps.max_gap = 31 / bytes;
+    gaps.min_span = LaunchTuning::kRowSlabMaxBytes / bytes + 1;
+  }
+  if (!plan_passes(plan.layout, &plan.passes, gaps)) {
     // More dims than the geometry indexes (geometry.h): copy into kept-dims-first order,
     // the kept dims in the order the kernels write them, which is one pass of rows.
     // Folded expanded dims are copied at size 1.
@@ -398,7 +415,7 @@ SumPlan make_plan(const at::Tensor& self, at::OptionalIntArrayRef dim, bool keep
     plan.passes.assign({rows});
   }
   if (fold_expanded) plan.passes.back().repeat = repeat;
-  place_outputs(plan);
+  place_outputs(plan, cuda_auto);
   return plan;
 }
 

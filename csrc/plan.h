@@ -191,9 +191,12 @@ struct SumPlan {
 using ReducedDims = c10::SmallVector<bool, 8>;
 ReducedDims reduced_dims(int64_t ndim, at::OptionalIntArrayRef dim, bool keepdim);
 
-// torch.sum(self, dim, keepdim, dtype=dtype) as a plan.
+// torch.sum(self, dim, keepdim, dtype=dtype) as a plan. as_cuda: the passes and output
+// order of CUDA's kernels whatever the tensor's device (describe_plan, on machines
+// without a GPU).
 SumPlan make_plan(const at::Tensor& self, at::OptionalIntArrayRef dim, bool keepdim,
-                  std::optional<at::ScalarType> dtype, std::string_view kernel);
+                  std::optional<at::ScalarType> dtype, std::string_view kernel,
+                  bool as_cuda = false);
 
 // check_args, then the plan, then the kernel: the whole op for one device.
 at::Tensor run_sum(const at::Tensor& self, at::OptionalIntArrayRef dim, bool keepdim,

@@ -85,11 +85,12 @@ int64_t pass_element_bytes(at::ScalarType t, size_t k) {
 // the GPU launch the launch model chooses for it (launch_model.h) on a device of `sms`
 // multiprocessors (an H100's or H200's by default), for the tests and the benchmarks.
 // Runs no kernel. Where kept dims are expanded, the passes are those of the smaller sum
-// and "broadcast" lists those dims.
+// and "broadcast" lists those dims. as_cuda: the plan a CUDA tensor of x's layout gets
+// (gapped rows, the output order), on any machine.
 pybind11::dict describe_plan(const at::Tensor& x, std::optional<std::vector<int64_t>> dim,
-                             int64_t sms) {
+                             int64_t sms, bool as_cuda) {
   const SumPlan plan = make_plan(x, dim ? at::OptionalIntArrayRef(*dim) : std::nullopt,
-                                 /*keepdim=*/false, std::nullopt, "auto");
+                                 /*keepdim=*/false, std::nullopt, "auto", as_cuda);
   pybind11::list passes;
   DeviceShape device;
   device.sms = sms;
@@ -110,6 +111,7 @@ pybind11::dict describe_plan(const at::Tensor& x, std::optional<std::vector<int6
     pass["inner"] = p.inner;
     pass["inner_stride"] = p.inner_stride;
     pass["repeat"] = p.repeat;
+    pass["gaps"] = pybind11::make_tuple(p.period, p.width);
     pass["packed_rows"] = p.packed_rows();
     pass["even_rows"] = p.even_rows();
     pass["launch"] = choose_launch(p, element, device).describe();
@@ -148,6 +150,8 @@ PYBIND11_MODULE(_C, m) {
   }
   m.def("plan", &warpreduce::describe_plan, pybind11::arg("input"),
         pybind11::arg("dim") = pybind11::none(), pybind11::arg("sms") = 132,
+        pybind11::arg("as_cuda") = false,
         "How warpreduce.sum(input, dim) runs: its passes over the reduction geometry, and the "
-        "GPU launch of each on a device of `sms` multiprocessors.");
+        "GPU launch of each on a device of `sms` multiprocessors (as_cuda: the plan a CUDA "
+        "tensor of input's layout gets).");
 }

@@ -3,13 +3,15 @@ checked through warpreduce_torch._C.plan on any machine, with shapes on both sid
 each boundary; and the sums of those shapes against torch.sum on every device, every
 dtype, aligned and unaligned, so that each branch's kernel runs on the GPU machine."""
 
+import math
+
 import pytest
 import torch
 
 import warpreduce_torch as wr
 from warpreduce_torch.testing import assert_sum_matches, random_tensor, round_float64
 
-from .support import DEVICES, DTYPES
+from .support import DEVICES, DTYPES, requires_cuda
 
 
 def make(shape, layout, dtype, device):
@@ -83,6 +85,10 @@ CASES = [
     ((2, 31, 5000), "stepped", [1], ["column_tiles"]),
     ((2, 32, 5000), "stepped", [1], ["columns"]),  # just over: tiles under 64 wide
     ((7, 90, 31), "sliced", [0], ["columns"]),  # too narrow for column tiles
+    # rows aligned alike to 8 bytes only (an even number of floats apart): 8-byte vectors
+    ((7, 4098), "contiguous", [0], ["columns"]),
+    ((32, 4098), "contiguous", [0], ["columns"]),
+    ((33, 4098), "contiguous", [0], ["columns"]),  # longer: an element a lane
     # columns: wide ones (a warp across 512 bytes), few ones with long columns (a warp
     # across a patch of rows), unaligned and stepped ones (an element a lane)
     ((1024, 4096), "contiguous", [0], ["columns"]),
@@ -115,6 +121,17 @@ def test_column_shapes():
     assert wr._C.plan(x, [1])["passes"][0]["launch"].startswith("columns vector=4 tx=")
     x = make((1024, 4096), "stepped", torch.float32, "cpu")
     assert wr._C.plan(x, [0])["passes"][0]["launch"].startswith("columns vector=1 tx=")
+    # Rows an even number of floats apart: 8-byte vectors for short columns (16-byte ones
+    # for the 16-bit types); longer columns an element a lane.
+    for rows, vector in [(7, 2), (32, 2), (33, 1)]:
+        x = make((rows, 4098), "contiguous", torch.float32, "cpu")
+        assert wr._C.plan(x, [0])["passes"][0]["launch"].startswith(f"columns vector={vector} ")
+    x = make((7, 4098), "contiguous", torch.int32, "cpu")
+    assert wr._C.plan(x, [0])["passes"][0]["launch"].startswith("columns vector=2 ")
+    x = make((7, 4098), "contiguous", torch.bfloat16, "cpu")
+    assert wr._C.plan(x, [0])["passes"][0]["launch"].startswith("columns vector=8 ")
+    x = make((7, 4098), "offset", torch.float32, "cpu")  # not aligned to 8 bytes
+    assert wr._C.plan(x, [0])["passes"][0]["launch"].startswith("column_tiles")
 
 
 # Rows not aligned alike under a short reduced dim: shifted vectors for 1- and 2-byte
@@ -206,3 +223,90 @@ def test_exact_is_correctly_rounded_on_every_branch(device, dtype, shape, layout
     expected = correctly_rounded(x, dims)
     result = wr.sum(x, dims, kernel="exact").cpu()
     assert torch.equal(result.view(-1).view(torch.int8), expected.view(-1).view(torch.int8))
+
+
+def gapped_view(shape, dtype, device, *, gap=0, step=1, offset=0, fill=None):
+    """A view of `shape` whose last dim is every step-th element of rows `gap` elements
+    longer than they need to be, its data `offset` elements into its storage; the
+    elements outside the view are `fill` where given (NaN: a gap must not be added)."""
+    shape = tuple(shape)
+    row = shape[-1] * step + gap
+    count = math.prod(shape[:-1]) * row + offset
+    base = random_tensor((count,), dtype, device, seed=3)
+    if fill is not None:
+        base.fill_(fill)
+    strides = [row] if len(shape) > 1 else []
+    for size in reversed(shape[1:-1]):
+        strides.insert(0, strides[0] * size)
+    x = base.as_strided(shape, tuple(strides) + (step,), offset)
+    if fill is not None:
+        x.copy_(random_tensor(shape, dtype, device, seed=4))
+    return x
+
+
+# Gapped rows (CUDA auto, geometry.h's RowGaps): (dtype, shape, gap, step, dims, the
+# launches of the passes, the first pass's (period, width)), with each limit from both
+# sides: the gap (under a 32-byte sector: 7 float32s, 15 bfloat16s), the span (over the
+# 1 KiB of the tiles of short rows).
+GAPPED_CASES = [
+    # strided last dims: x[..., ::step]
+    (torch.float32, (4096, 1024), 0, 2, [1], ["rows_grouped"], (2, 1)),
+    (torch.float32, (64, 1 << 16), 0, 2, [1], ["rows_split"], (2, 1)),
+    (torch.float32, (8, 1 << 16), 0, 8, [1], ["rows_split"], (8, 1)),
+    (torch.float32, (8, 1 << 16), 0, 9, [1], ["rows_split"], (1, 1)),  # a gap of 8
+    (torch.float32, (4096, 129), 0, 2, [1], ["rows_grouped"], (2, 1)),  # a span of 257
+    (torch.float32, (4096, 128), 0, 2, [1], ["slabs"], (1, 1)),  # 255: tiles
+    (torch.float32, (1 << 16,), 0, 2, [0], ["rows_split"], (2, 1)),  # the full sum
+    # rows a gap apart under another reduced dim: x[..., :27] of rows of 32, over both
+    (torch.float32, (8192, 64, 27), 5, 1, [1, 2], ["rows_grouped"], (32, 27)),
+    (torch.float32, (512, 64, 27), 5, 1, [1, 2], ["rows_split"], (32, 27)),
+    (torch.float32, (64, 2, 27), 5, 1, [0, 1, 2], ["rows_split"], (32, 27)),
+    (torch.float32, (8192, 64, 27), 7, 1, [1, 2], ["rows_grouped"], (34, 27)),
+    (torch.float32, (8192, 64, 27), 8, 1, [1, 2], ["slabs", "rows_vectors"], (1, 1)),
+    (torch.float32, (8192, 9, 27), 5, 1, [1, 2], ["rows_grouped"], (32, 27)),  # 283 long
+    (torch.float32, (8192, 8, 27), 5, 1, [1, 2], ["slabs", "rows_vectors"], (1, 1)),  # 251
+    (torch.float32, (8192, 4, 27), 5, 1, [1, 2], ["slabs", "rows_vectors"], (1, 1)),
+    (torch.float32, (8192, 64, 27), 5, 1, [2], ["slabs"], (1, 1)),  # one reduced dim
+    (torch.float32, (16, 64, 48, 27), 5, 1, [0, 2, 3], ["rows_split", "columns"], (32, 27)),
+    (torch.bfloat16, (4096, 64, 40), 15, 1, [1, 2], ["rows_grouped"], (55, 40)),
+    (torch.bfloat16, (4096, 64, 40), 16, 1, [1, 2], ["slabs", "rows_vectors"], (1, 1)),
+    (torch.float64, (4096, 64, 40), 3, 1, [1, 2], ["rows_grouped"], (43, 40)),
+    (torch.float64, (4096, 64, 40), 4, 1, [1, 2], ["slabs", "rows_vectors"], (1, 1)),
+    (torch.int8, (4096, 64, 40), 31, 1, [1, 2], ["rows_grouped"], (71, 40)),
+]
+
+
+@pytest.mark.parametrize("case", GAPPED_CASES, ids=str)
+def test_gapped_rows_plan(case):
+    dtype, shape, gap, step, dims, kinds, gaps = case
+    x = gapped_view(shape, dtype, "cpu", gap=gap, step=step)
+    described = wr._C.plan(x, dims, as_cuda=True)
+    assert [p["launch"].split()[0] for p in described["passes"]] == kinds
+    assert described["passes"][0]["gaps"] == gaps
+    # The CPU's own plan has no gapped rows.
+    assert all(p["gaps"] == (1, 1) for p in wr._C.plan(x, dims)["passes"])
+
+
+@requires_cuda
+@pytest.mark.parametrize("dtype", DTYPES, ids=str)
+@pytest.mark.parametrize("case", GAPPED_CASES, ids=str)
+def test_gapped_rows_sum_like_torch_sum(dtype, case):
+    _, shape, gap, step, dims, _, gaps = case
+    for offset in (0, 1, 3):  # the rows' first vector at every alignment
+        x = gapped_view(shape, dtype, "cuda", gap=gap, step=step, offset=offset)
+        for kernel in [k for k in ("auto", "exact") if k in wr.kernels("cuda")]:
+            if kernel == "exact" and not dtype.is_floating_point:
+                continue
+            assert_sum_matches(wr.sum(x, dims, kernel=kernel), x, dims, kernel=kernel)
+
+
+@requires_cuda
+@pytest.mark.parametrize("dtype", [torch.float32, torch.bfloat16, torch.float64], ids=str)
+@pytest.mark.parametrize("case", [c for c in GAPPED_CASES if c[-1] != (1, 1)], ids=str)
+def test_gapped_rows_leave_the_gaps_out(dtype, case):
+    """NaN in every gap: read with the elements, never added."""
+    _, shape, gap, step, dims, _, _ = case
+    x = gapped_view(shape, dtype, "cuda", gap=gap, step=step, offset=1, fill=float("nan"))
+    got = wr.sum(x, dims)
+    assert not got.isnan().any()
+    assert_sum_matches(got, x, dims)

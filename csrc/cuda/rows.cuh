@@ -40,8 +40,58 @@ struct EvenRows {
   __device__ __forceinline__ const T* row(int64_t r) const { return x + r * row_stride; }
   __device__ __forceinline__ int64_t stride() const { return 1; }
 };
+// Which elements of a gapped row (geometry.h, ReductionPass::period) are summed: element
+// k where k % period < width. 32-bit indices (the plan keeps spans under 2^31).
+struct GapMask {
+  FastDivmod period;     // divisor 1: every element
+  unsigned width = 1;
+  unsigned pattern = 0;  // periods up to 16: bit t set where t % period < width, t < 32
+
+  GapMask() = default;
+  GapMask(int64_t period_, int64_t width_)
+      : period(static_cast<unsigned>(period_)), width(static_cast<unsigned>(width_)) {
+    for (int64_t t = 0; period_ <= 16 && t < 32; ++t) {
+      if (t % period_ < width_) pattern |= 1u << t;
+    }
+  }
+  __device__ __forceinline__ bool gapped() const { return period.divisor > 1; }
+  __device__ __forceinline__ bool keeps(unsigned k) const {
+    return k - period.div(k) * period.divisor < width;
+  }
+  // Bit j set where element k + j is summed, for j < lanes (at most 16).
+  __device__ __forceinline__ unsigned kept(unsigned k, unsigned lanes) const {
+    const unsigned p = period.divisor, r = k - period.div(k) * p;  // k's place in its period
+    const unsigned all = (1u << lanes) - 1;
+    if (p <= 16) return (pattern >> r) & all;
+    // Longer periods: at most one period boundary among the lanes, so the kept lanes are
+    // those before width - r and those from p - r to p - r + width.
+    auto below = [](unsigned n) { return n >= 32 ? ~0u : (1u << n) - 1; };
+    unsigned m = r < width ? below(width - r) : 0;
+    m |= below(p - r + width) & ~below(p - r);
+    return m & all;
+  }
+};
+
+// The lanes of a 16-byte vector of T whose bit in `kept` is clear, zeroed: as bits, so
+// that a NaN or an infinity in a gap is left out, not added as 0 times it.
+template <typename T>
+__device__ __forceinline__ uint4 keep_lanes(const uint4& v, unsigned kept) {
+  constexpr int kLanes = 16 / sizeof(T);
+  using Bits = std::conditional_t<
+      sizeof(T) == 1, uint8_t,
+      std::conditional_t<sizeof(T) == 2, uint16_t,
+                         std::conditional_t<sizeof(T) == 4, uint32_t, uint64_t>>>;
+  Bits lanes[kLanes];
+  memcpy(lanes, &v, sizeof(v));
+#pragma unroll
+  for (int j = 0; j < kLanes; ++j) lanes[j] = (kept >> j) & 1 ? lanes[j] : Bits{0};
+  uint4 out;
+  memcpy(&out, lanes, sizeof(out));
+  return out;
+}
+
 // StridedRows: row r at x + outer.offset(r) (a division per outer dim), its elements
-// `element_stride` apart (16-byte vectors when that is 1).
+// `element_stride` apart (16-byte vectors when that is 1), or a gapped row's span.
 template <typename T>
 struct StridedRows {
   const T* x;
@@ -49,8 +99,10 @@ struct StridedRows {
   int64_t count;
   int64_t length;
   int64_t element_stride;
+  GapMask gaps{};
   __device__ __forceinline__ const T* row(int64_t r) const { return x + outer.offset(r); }
   __device__ __forceinline__ int64_t stride() const { return element_stride; }
+  __device__ __forceinline__ bool gapped() const { return gaps.gapped(); }
 };
 
 // How a thread reads 16 bytes of the stream: the data is read once, so it skips L1
@@ -69,12 +121,29 @@ __device__ __forceinline__ uint4 load_streaming(const uint4* p) {
 #endif
 }
 
+// Every lane of every vector (add_vectors' filter where the row has no gaps).
+struct AllLanes {
+  __device__ __forceinline__ const uint4& operator()(const uint4& v, int64_t) const { return v; }
+};
+// The lanes of body vector i that a gapped row sums (the body starts `head` elements
+// into the row).
+template <typename T>
+struct GapLanes {
+  GapMask gaps;
+  int64_t head;
+  __device__ __forceinline__ uint4 operator()(const uint4& v, int64_t i) const {
+    constexpr unsigned kLanes = 16 / sizeof(T);
+    return keep_lanes<T>(v, gaps.kept(static_cast<unsigned>(head + i * kLanes), kLanes));
+  }
+};
+
 // Thread `first` of `step` threads adds vectors first, first + step, ... of body[0,
-// vectors) into sums, kUnroll loads in flight before the first add. The last round is
-// predicated rather than one load at a time, so that it too is in flight at once.
-template <int kUnroll, typename Sums>
+// vectors) into sums, each as filter(vector, index) gives it, kUnroll loads in flight
+// before the first add. The last round is predicated rather than one load at a time, so
+// that it too is in flight at once.
+template <int kUnroll, typename Sums, typename Filter = AllLanes>
 __device__ __forceinline__ void add_vectors(Sums& sums, const uint4* body, int64_t vectors,
-                                            int64_t first, int64_t step) {
+                                            int64_t first, int64_t step, Filter filter = {}) {
   int64_t i = first;
 #pragma unroll 1  // kUnroll loads in flight is the policy: no more (registers)
   for (; i + (kUnroll - 1) * step < vectors; i += kUnroll * step) {
@@ -82,7 +151,7 @@ __device__ __forceinline__ void add_vectors(Sums& sums, const uint4* body, int64
 #pragma unroll
     for (int u = 0; u < kUnroll; ++u) v[u] = load_streaming(body + i + u * step);
 #pragma unroll
-    for (int u = 0; u < kUnroll; ++u) sums.add(v[u]);
+    for (int u = 0; u < kUnroll; ++u) sums.add(filter(v[u], i + u * step));
   }
   uint4 v[kUnroll];
 #pragma unroll
@@ -90,7 +159,7 @@ __device__ __forceinline__ void add_vectors(Sums& sums, const uint4* body, int64
     v[u] = i + u * step < vectors ? load_streaming(body + i + u * step) : uint4{0, 0, 0, 0};
   }
 #pragma unroll
-  for (int u = 0; u < kUnroll; ++u) sums.add(v[u]);
+  for (int u = 0; u < kUnroll; ++u) sums.add(filter(v[u], i + u * step));
 }
 
 // Thread `first` of `step` threads adds elements first, first + step, ... of
@@ -123,6 +192,20 @@ __device__ __forceinline__ typename P::Sum thread_share(Rows rows, int64_t r, in
   constexpr int kLanes = 16 / sizeof(T);
   Lanes sums;
   const T* row = rows.row(r);
+  // Gapped rows: StridedRows of auto sums only (the plan gives exact none).
+  if constexpr (std::is_same_v<Rows, StridedRows<T>> && !P::kExact) {
+    if (rows.gapped()) {
+      const VectorSpan<T> span(row, rows.length);
+      add_vectors<kUnroll>(sums, span.body(), span.vectors, first, step,
+                           GapLanes<T>{rows.gaps, span.head});
+      for (int64_t k = first; k < kLanes; k += step) {
+        if (k < span.head && rows.gaps.keeps(k)) sums.add_value(static_cast<V>(row[k]));
+        const int64_t t = span.tail + k;
+        if (t < span.n && rows.gaps.keeps(t)) sums.add_value(static_cast<V>(row[t]));
+      }
+      return sums.template total<typename P::Sum>();
+    }
+  }
   if (rows.stride() == 1) {
     const VectorSpan<T> span(row, rows.length);
     add_vectors<kUnroll>(sums, span.body(), span.vectors, first, step);

@@ -130,6 +130,14 @@ void run_pass(const T* x, const ReductionPass& pass, Out* y, const at::Tensor& l
   const cudaStream_t stream = c10::cuda::getCurrentCUDAStream();
   const Launch launch =
       choose_launch(pass, ElementShape{int64_t{sizeof(T)}, address_of(x)}, device_shape());
+  // Gapped rows are long enough for a group of lanes or blocks a row (plan.cpp), the
+  // kernels that read them.
+  TORCH_INTERNAL_ASSERT(!pass.gapped() || launch.kind == LaunchKind::kRowsGrouped ||
+                            launch.kind == LaunchKind::kRowsSplit,
+                        "warpreduce: a gapped row for ", launch.describe());
+  // The rows of a pass, gapped or not, for the row kernels' general layout.
+  StridedRows<T> rows{x, pass.outer, pass.outer_size, pass.length, pass.reduced_stride};
+  if (pass.gapped()) rows.gaps = GapMask(pass.period, pass.width);
   switch (launch.kind) {
     case LaunchKind::kRowsVectors: {
       using Q = typename P::Short;
@@ -180,7 +188,6 @@ void run_pass(const T* x, const ReductionPass& pass, Out* y, const at::Tensor& l
     }
     case LaunchKind::kRowsGrouped: {
       constexpr auto kernel = rows_grouped<T, Out, P>;
-      const StridedRows<T> rows{x, pass.outer, pass.outer_size, pass.length, pass.reduced_stride};
       const int64_t capacity = resident_blocks<kernel>(kGroupedThreads) * kGroupedThreads;
       const int64_t blocks = std::min(ceil_div(pass.outer_size * launch.group, kGroupedThreads),
                                       capacity / kGroupedThreads);
@@ -190,7 +197,6 @@ void run_pass(const T* x, const ReductionPass& pass, Out* y, const at::Tensor& l
     case LaunchKind::kRowsSplit: {
       const EvenRows<T> even{x, pass.outer.ndim == 0 ? 0 : pass.outer.strides[0], pass.outer_size,
                              pass.length};
-      const StridedRows<T> rows{x, pass.outer, pass.outer_size, pass.length, pass.reduced_stride};
       using Full = typename P::Full;
       if (pass.even_rows() && pass.outer_size == 1) {
         split_rows<T>(even, y, like, policy_variant<Full>(policy));
@@ -205,6 +211,11 @@ void run_pass(const T* x, const ReductionPass& pass, Out* y, const at::Tensor& l
       const Columns<T> c{
           x,          pass.outer,       pass.outer_size, pass.length, pass.reduced_stride,
           pass.inner, pass.inner_stride};
+      if constexpr (sizeof(T) == LaunchTuning::kColumnHalfVectorBytes) {
+        if (launch.vector == 8 / sizeof(T)) {  // 8-byte vectors (rows aligned to 8 only)
+          return launch_columns<T, Out, 8 / sizeof(T), false>(c, launch, y, like, policy);
+        }
+      }
       if (launch.vector > 1) {
         // Rounded exact sums read 8 bytes a lane: 16 (8 bfloat16 chains a thread) needed
         // 128 registers and spilled 80 bytes in the loop.
