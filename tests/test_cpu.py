@@ -72,11 +72,13 @@ def test_columns(dtype):
 
 
 @pytest.mark.parametrize("dtype", [torch.float32, torch.float64, torch.bfloat16, torch.float16])
-def test_short_rows_ignore_what_follows(dtype):
-    """Short rows end in a whole vector load with the lanes past the row zeroed, where the
-    input goes on: NaN and inf after each row (a sliced view) must not leak; the last row's
-    load would pass the end of the input and is partial."""
-    for length in [9, 15, 17, 31, 33, 40, 63, 65, 127, 129, 1000]:
+def test_rows_ignore_what_follows(dtype):
+    """Rows end in a whole vector load with the lanes past the row zeroed, where the input
+    goes on: NaN and inf after each row (a sliced view) must not leak; the last row's load
+    would pass the end of the input and is partial. Short rows, and long rows whose last
+    leaf is partial (leaves of 256-1024 elements by dtype and instruction set; a chunk of
+    2^14)."""
+    for length in [9, 15, 17, 31, 33, 40, 63, 65, 127, 129, 257, 300, 1000, 1031, 2053, 2**14 + 9]:
         base = random_tensor((37, length + 5), dtype, "cpu", seed=length)
         base[:, length:] = float("nan")
         base[:, length + 2 :] = float("inf")

@@ -192,25 +192,32 @@ combine_t<A> short_horizontal_sum(const Vectorized<A>& v, int64_t lane_step) {
   return horizontal_sum(v, lane_step);
 }
 
-// A row shorter than a leaf: four accumulators (at most 16 serial adds a lane, as ATen's
-// cascade) and no pairwise levels. Rows of 32 floats summed through the leaf code took
-// 31 ns each (0.54x torch.sum on 2^20 of them): the zeroed accumulators, the levels and
-// the lane-by-lane horizontal sum cost more than the row.
-// n: elements of the span read (lane_step: as in horizontal_sum). The last, partial vector
-// is a whole load with the lanes past the row zeroed where that load ends before
-// `readable_end` (the input goes on after the row), else a partial load, which copies the
-// elements one by one (rows of 40 bfloat16 ran at 0.36x torch.sum with it).
+// The last `count` (< a vector) elements of a row at p: a whole load with the lanes past
+// the row zeroed where that load ends before `readable_end` (the input goes on after the
+// row), else a partial load, which copies the elements one by one (rows of 40 bfloat16
+// ran at 0.36x torch.sum with it).
 template <typename T>
-C10_ALWAYS_INLINE combine_t<typename VecLoad<T>::Acc> short_float_sum(
-    const T* x, int64_t n, int64_t lane_step = 1, const T* readable_end = nullptr) {
+C10_ALWAYS_INLINE typename VecLoad<T>::Vec last_vector(const T* p, int64_t count,
+                                                       const T* readable_end) {
+  using L = VecLoad<T>;
+  using V = typename L::Vec;
+  return p + L::kWidth <= readable_end ? V::set(V(typename L::Acc(0)), L::full(p), count)
+                                       : L::partial(p, count);
+}
+
+// A row shorter than a leaf (n >= 1 elements: the span read), or the last, partial leaf
+// of a long one: four accumulators (at most 16 serial adds a lane, as ATen's cascade) and
+// no pairwise levels, added into one vector. Rows of 32 floats summed through the leaf
+// code took 31 ns each (0.54x torch.sum on 2^20 of them): the zeroed accumulators, the
+// levels and the lane-by-lane horizontal sum cost more than the row.
+template <typename T>
+C10_ALWAYS_INLINE typename VecLoad<T>::Vec short_vector_sum(const T* x, int64_t n,
+                                                            const T* readable_end) {
   using L = VecLoad<T>;
   using V = typename L::Vec;
   using A = typename L::Acc;
   constexpr int64_t W = L::kWidth;
-  const auto last = [readable_end](const T* p, int64_t count) {
-    return p + W <= readable_end ? V::set(V(A(0)), L::full(p), count) : L::partial(p, count);
-  };
-  if (n <= W) return short_horizontal_sum(last(x, n), lane_step);
+  if (n <= W) return last_vector(x, n, readable_end);
   V a = L::full(x), b(A(0)), c(A(0)), d(A(0));
   int64_t i = W;
   for (; i + 4 * W <= n; i += 4 * W) {
@@ -220,48 +227,64 @@ C10_ALWAYS_INLINE combine_t<typename VecLoad<T>::Acc> short_float_sum(
     d = d + L::full(x + i + 3 * W);
   }
   for (; i + W <= n; i += W) b = b + L::full(x + i);
-  if (i < n) c = c + last(x + i, n - i);
-  return short_horizontal_sum((a + b) + (c + d), lane_step);
+  if (i < n) c = c + last_vector(x + i, n - i, readable_end);
+  return (a + b) + (c + d);
 }
+
+// lane_step: as in horizontal_sum.
+template <typename T>
+C10_ALWAYS_INLINE combine_t<typename VecLoad<T>::Acc> short_float_sum(
+    const T* x, int64_t n, int64_t lane_step = 1, const T* readable_end = nullptr) {
+  return short_horizontal_sum(short_vector_sum(x, n, readable_end), lane_step);
+}
+
+// A compiler barrier: no load moves across it. Between the rounds of a leaf it keeps the
+// loads in address order; left alone, GCC ran each accumulator's chain to the end in
+// turn, striding through the leaf 256 bytes at a time, and a contiguous float32 sum from
+// DRAM streamed at 8.9 GB/s on one AVX2 core where torch.sum's ran at 11.9.
+C10_ALWAYS_INLINE void loads_in_order() { asm volatile("" ::: "memory"); }
 
 // Elements of a cascade leaf: rows shorter than this take short_float_sum.
 template <typename T>
 constexpr int64_t kLeafElements = kAccumulators * kLeafRounds * VecLoad<T>::kWidth;
+
+// One cascade leaf from p: kLeafRounds rounds of kAccumulators vectors, vector j of the
+// leaf into accumulator j % kAccumulators.
+template <typename T>
+C10_ALWAYS_INLINE typename VecLoad<T>::Vec leaf_sum(const T* p) {
+  using L = VecLoad<T>;
+  using V = typename L::Vec;
+  constexpr int64_t W = L::kWidth;
+  V acc[kAccumulators];
+  for (int k = 0; k < kAccumulators; ++k) acc[k] = L::full(p + k * W);
+  for (int r = 1; r < kLeafRounds; ++r) {
+    loads_in_order();
+    for (int k = 0; k < kAccumulators; ++k)
+      acc[k] = acc[k] + L::full(p + (r * kAccumulators + k) * W);
+  }
+  return tree_sum(acc);
+}
 
 // n contiguous floats: leaves of kAccumulators x kLeafRounds vectors, summed pairwise.
 // With a lane step s > 1 (a power of two dividing the vector width), the n floats s apart
 // from x: the whole span is read, every lane summed alike, and the lanes at multiples of s
 // (the row's elements; loads start at multiples of the width) summed at the end. Rows of
 // stride 2 (a strided last dim) read with scalar loads ran at 0.31-0.56x torch.sum.
+// readable_end: as in last_vector.
 template <typename T>
 combine_t<typename VecLoad<T>::Acc> contiguous_float_sum(const T* x, int64_t n,
-                                                         int64_t lane_step = 1) {
-  using L = VecLoad<T>;
-  using V = typename L::Vec;
-  constexpr int64_t W = L::kWidth;
+                                                         int64_t lane_step = 1,
+                                                         const T* readable_end = nullptr) {
   constexpr int64_t kLeaf = kLeafElements<T>;
   n = (n - 1) * lane_step + 1;  // the span
-  if (n < kLeaf) return short_float_sum(x, n, lane_step);
-  PairwiseSum<V> leaves;
+  if (n < kLeaf) return short_float_sum(x, n, lane_step, readable_end);
+  PairwiseSum<typename VecLoad<T>::Vec> leaves;
   int64_t i = 0;
-  for (; i + kLeaf <= n; i += kLeaf) {
-    const T* p = x + i;
-    V acc[kAccumulators];
-    for (int k = 0; k < kAccumulators; ++k) acc[k] = L::full(p + k * W);
-    for (int r = 1; r < kLeafRounds; ++r) {
-      for (int k = 0; k < kAccumulators; ++k)
-        acc[k] = acc[k] + L::full(p + (r * kAccumulators + k) * W);
-    }
-    leaves.push(tree_sum(acc));
-  }
-  if (i < n) {  // the last, partial leaf: whole vectors round the accumulators, then the rest
-    V acc[kAccumulators];
-    for (int k = 0; k < kAccumulators; ++k) acc[k] = V(typename L::Acc(0));
-    int k = 0;
-    for (; i + W <= n; i += W, k = (k + 1) % kAccumulators) acc[k] = acc[k] + L::full(x + i);
-    if (i < n) acc[k] = acc[k] + L::partial(x + i, n - i);
-    leaves.push(tree_sum(acc));
-  }
+  for (; i + kLeaf <= n; i += kLeaf) leaves.push(leaf_sum(x + i));
+  // The last, partial leaf as a short row: the leaf's own loop over its vectors (a run-time
+  // accumulator index) kept the accumulators on the stack, and float64 rows of 257-400
+  // elements ran at 0.57-0.62x torch.sum.
+  if (i < n) leaves.push(short_vector_sum(x + i, n - i, readable_end));
   return horizontal_sum(leaves.total(), lane_step);
 }
 
@@ -355,12 +378,12 @@ acc_t<T> integer_sum(const T* x, int64_t n, int64_t stride) {
 }
 
 template <typename T>
-combine_t<acc_t<T>> row_sum(const T* x, int64_t n, int64_t stride) {
+combine_t<acc_t<T>> row_sum(const T* x, int64_t n, int64_t stride, const T* readable_end) {
   if constexpr (is_integer_v<T>) {
     return integer_sum(x, n, stride);
   } else {
-    if (stride == 1) return contiguous_float_sum(x, n);
-    if (lane_strided<T>(stride)) return contiguous_float_sum(x, n, stride);
+    if (stride == 1) return contiguous_float_sum(x, n, 1, readable_end);
+    if (lane_strided<T>(stride)) return contiguous_float_sum(x, n, stride, readable_end);
     return strided_float_sum(x, n, stride);
   }
 }
@@ -401,10 +424,13 @@ void rows_pass(const T* x, const ReductionPass& pass, Out* y) {
   using C = combine_t<acc_t<T>>;
   const int64_t rows = pass.outer_size, length = pass.length, stride = pass.reduced_stride;
   const int64_t chunks = ceil_div(length, kRowChunk);
+  // Strides are not negative: the data ends with the last row.
+  const int64_t span = (length - 1) * stride + 1;
+  const T* end = x + pass.outer.offset(rows - 1) + span;  // past the last element
   auto chunk_sum = [&](int64_t row, int64_t chunk) {
     const int64_t start = chunk * kRowChunk;
     return row_sum(x + pass.outer.offset(row) + start * stride, std::min(kRowChunk, length - start),
-                   stride);
+                   stride, end);
   };
   const bool vector_rows = stride == 1 || lane_strided<T>(stride);
   if (length <= kTinyRow<T>) {
@@ -414,9 +440,7 @@ void rows_pass(const T* x, const ReductionPass& pass, Out* y) {
     return;
   }
   if constexpr (!is_integer_v<T>) {
-    const int64_t span = (length - 1) * stride + 1;
     if (vector_rows && span < kLeafElements<T>) {  // short rows: the row loop inlined
-      const T* end = x + pass.outer.offset(rows - 1) + span;  // past the last element
       for_each_task(rows, length, [&](int64_t row) {
         if (row + kShortRowsAhead < rows) {  // the head of a row further on, into cache
           const char* ahead =
