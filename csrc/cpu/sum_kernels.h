@@ -233,15 +233,17 @@ C10_ALWAYS_INLINE typename VecLoad<T>::Vec short_vector_sum(const T* x, int64_t 
 
 // lane_step: as in horizontal_sum.
 template <typename T>
-C10_ALWAYS_INLINE combine_t<typename VecLoad<T>::Acc> short_float_sum(
-    const T* x, int64_t n, int64_t lane_step = 1, const T* readable_end = nullptr) {
+C10_ALWAYS_INLINE combine_t<typename VecLoad<T>::Acc> short_float_sum(const T* x, int64_t n,
+                                                                      int64_t lane_step,
+                                                                      const T* readable_end) {
   return short_horizontal_sum(short_vector_sum(x, n, readable_end), lane_step);
 }
 
 // A compiler barrier: no load moves across it. Between the rounds of a leaf it keeps the
 // loads in address order; left alone, GCC ran each accumulator's chain to the end in
-// turn, striding through the leaf 256 bytes at a time, and a contiguous float32 sum from
-// DRAM streamed at 8.9 GB/s on one AVX2 core where torch.sum's ran at 11.9.
+// turn, striding through the leaf 256 bytes at a time. A standalone copy of the leaf on
+// one AVX2 core (the dev machine, 2^22-2^26 floats, interleaved medians) streamed 6.5-6.9
+// GB/s from DRAM that way and 7.0-8.4 in address order (20-22 and 26-27 GB/s in L3).
 C10_ALWAYS_INLINE void loads_in_order() { asm volatile("" ::: "memory"); }
 
 // Elements of a cascade leaf: rows shorter than this take short_float_sum.
@@ -272,9 +274,8 @@ C10_ALWAYS_INLINE typename VecLoad<T>::Vec leaf_sum(const T* p) {
 // stride 2 (a strided last dim) read with scalar loads ran at 0.31-0.56x torch.sum.
 // readable_end: as in last_vector.
 template <typename T>
-combine_t<typename VecLoad<T>::Acc> contiguous_float_sum(const T* x, int64_t n,
-                                                         int64_t lane_step = 1,
-                                                         const T* readable_end = nullptr) {
+combine_t<typename VecLoad<T>::Acc> contiguous_float_sum(const T* x, int64_t n, int64_t lane_step,
+                                                         const T* readable_end) {
   constexpr int64_t kLeaf = kLeafElements<T>;
   n = (n - 1) * lane_step + 1;  // the span
   if (n < kLeaf) return short_float_sum(x, n, lane_step, readable_end);
@@ -382,8 +383,9 @@ combine_t<acc_t<T>> row_sum(const T* x, int64_t n, int64_t stride, const T* read
   if constexpr (is_integer_v<T>) {
     return integer_sum(x, n, stride);
   } else {
-    if (stride == 1) return contiguous_float_sum(x, n, 1, readable_end);
-    if (lane_strided<T>(stride)) return contiguous_float_sum(x, n, stride, readable_end);
+    if (stride == 1 || lane_strided<T>(stride)) {
+      return contiguous_float_sum(x, n, stride, readable_end);
+    }
     return strided_float_sum(x, n, stride);
   }
 }
