@@ -7,8 +7,8 @@ memcheck, racecheck, synccheck and initcheck):
 (without the caching allocator each tensor is its own allocation, so memcheck sees an
 access past its end and initcheck a read of memory never written). auto also runs every
 kind of pass of the reduction geometry: short rows tiled, rows a group of lanes each,
-long rows split over blocks, gapped rows, columns vectorized or not, split over blocks or
-not, and two passes, in every dtype; and the split passes' scratch as a stream keeps it (the
+long rows split over blocks, gapped rows, columns vectorized or not, gapped or not, split
+over blocks or not, and two passes, in every dtype; and the split passes' scratch as a stream keeps it (the
 same stream again, a new stream, and a CUDA graph, which zeroes its own).
 """
 
@@ -39,7 +39,7 @@ AUTO_CASES = [  # every launch of the launch model (csrc/launch_model.h)
     ((4001, 4096), 0),  # vectorized columns
     ((4096, 4, 16), 1),  # flat columns across outer slices
     ((3, 100003), 0),  # shifted vector columns (and unaligned: the data's edges)
-    ((2, 3, 5000), 1),  # column tiles (stepped, below)
+    ((2, 3, 5000), 1),  # column tiles, gapped columns (stepped, below)
     ((1001, 1027), 0),  # columns element by element
     ((8, 33, 1000), (0, 2)),  # two passes
     ((7, 4098), 0),  # 8-byte vector columns (4-byte types: rows 8-byte aligned alike)
@@ -48,6 +48,10 @@ AUTO_CASES = [  # every launch of the launch model (csrc/launch_model.h)
     ((300, 40, 27), (1, 2)),
     ((5, 2, 40000), (1, 2)),
     ((64, 9, 1200), 2),
+    # gapped inner dims (sliced: x[::2, ..., :-1]): columns over rows 1 apart, and a long
+    # reduced dim over a block of kept and short reduced dims
+    ((64, 300, 6), 0),
+    ((64, 4, 6, 32, 6), (0, 2)),
 ]
 DTYPES = (torch.float32, torch.int8, torch.bfloat16)  # every kernel
 # auto's kernels are instantiated per dtype, with vectors of 16 bytes: 2 to 16 lanes.
@@ -98,7 +102,7 @@ def every_kernel():
                 if fast and x.dim() >= 2 and x.shape[0] > 2:
                     run(x[::2, ..., : x.shape[-1] - 1], dim, kernel)  # sliced: short runs
                 if fast and x.dim() == 3:
-                    run(x[..., ::2], dim, kernel)  # stepped: column tiles
+                    run(x[..., ::2], dim, kernel)  # stepped: gapped columns or column tiles
                     run(x.permute(2, 1, 0), dim, kernel)  # kept dims out of order (dim 1)
                     run(x[:1].expand(3, -1, -1), dim, kernel)  # a kept dim broadcast (dim 1)
         torch.cuda.synchronize()

@@ -104,20 +104,27 @@ struct ReductionPass {
   // of the reduced dims of stride 0, which the plan leaves out (an expanded dim repeats
   // the same elements: reading them once a repeat ran at 0.38x torch.sum, H200).
   int64_t repeat = 1;
-  // A gapped row (CUDA auto only, plan_pass's RowGaps): the row is the contiguous span of
-  // `length` elements, of which element k is summed when k % period < width; the others
-  // are the gaps, read (they share the data's DRAM sectors) and left out. 1 and 1: every
-  // element.
+  // Gaps (CUDA auto only, plan_pass's Gaps), read (they share the data's DRAM sectors)
+  // and left out. A gapped row: the row is the contiguous span of `length` elements, of
+  // which element k is summed when k % period < width. A gapped inner dim (columns): the
+  // inner dim is the contiguous span of `inner` elements (inner_stride 1), of which
+  // element i is an output when i % period < width, output (i / period) * width + i %
+  // period of the outer slice. 1 and 1: every element.
   int64_t period = 1;
   int64_t width = 1;
 
   bool is_rows() const { return inner == 1; }
   bool gapped() const { return period > 1; }
+  // The outputs an outer index holds: `inner`, less the gaps of a gapped inner dim.
+  int64_t kept_inner() const {
+    if (is_rows() || !gapped()) return inner;
+    return inner / period * width + (inner % period < width ? inner % period : width);
+  }
   // Rows of contiguous elements, evenly spaced (x.sum(-1), a full sum of a dense tensor).
   bool even_rows() const {
     return is_rows() && reduced_stride == 1 && outer.ndim <= 1 && !gapped();
   }
-  int64_t outputs() const { return outer_size * inner; }
+  int64_t outputs() const { return outer_size * kept_inner(); }
   // Rows one after the other: row r starts at x + r * length.
   bool packed_rows() const {
     return is_rows() && reduced_stride == 1 && !gapped() &&
@@ -134,15 +141,30 @@ struct PassPlan {
   bool last() const;
 };
 
-// Gapped rows, where a caller's kernels read them (CUDA auto): a row reduction whose
-// elements leave gaps of at most max_gap elements between them, a strided innermost dim
-// (x[..., ::2]) or short rows a little apart under another reduced dim (x[..., :5] of
-// rows of 8, summed over both), reads the whole span with 16-byte vectors and masks the
-// gaps out (ReductionPass::period), when the span is at least min_span elements. Gaps
-// under a 32-byte sector cost no DRAM traffic: every sector of the span holds elements.
-struct RowGaps {
-  int64_t max_gap = 0;  // elements; 0: no gapped rows
-  int64_t min_span = 0;
+// Gaps, where a caller's kernels read them (CUDA auto): gaps of at most max_*_gap elements
+// between the elements, read with 16-byte vectors and left out (ReductionPass::period).
+// Gaps under a 32-byte sector cost no DRAM traffic: every sector of the span holds
+// elements.
+// - Gapped rows: a row reduction whose elements leave such gaps, a strided innermost dim
+//   (x[..., ::2]) or short rows a little apart under another reduced dim (x[..., :5] of
+//   rows of 8, summed over both), when the span is at least min_row_span elements.
+// - Gapped inner dims (columns): the kept dims under the reduced dim (or the block of a
+//   short reduced dim second) that are one dim in memory but for such gaps at the bottom,
+//   a strided innermost dim (x[..., ::2]) or short rows a little apart (x[..., :5] of rows
+//   of 8), as one span of adjacent columns, when an output's elements span more than
+//   min_column_slab elements (shorter slabs go to tiles of whole slabs) and the span is
+//   at least min_column_span elements (wide enough for vectors).
+struct Gaps {
+  int64_t max_row_gap = 0;  // elements; 0: no gapped rows
+  int64_t min_row_span = 0;
+  int64_t max_column_gap = 0;  // elements; 0: no gapped inner dims
+  int64_t min_column_slab = 0;
+  int64_t min_column_span = 0;
+  // A strided innermost dim alone (x[..., ::2]) is a gapped inner dim only where the
+  // rows start alike on a 16-byte vector of `lanes` elements: the data at such an address
+  // (data_aligned), every other dim's stride a multiple of lanes.
+  int64_t lanes = 0;
+  bool data_aligned = false;
 };
 
 // The first pass of a sum of `layout`: over its innermost reduced dim, except where the
@@ -150,9 +172,9 @@ struct RowGaps {
 // with kept dims in one block of memory, [..., R_big, K, R_small] or [..., R_big, K,
 // R_small, K2]: then over R_big, with the block as its inner dim; and, with `gaps`, over
 // the innermost reduced dim as a gapped row, with the reduced dim above it where its rows
-// lie a small gap apart. False when more than kMaxOuterDims dims would be outer. Such a
-// tensor is copied into kept-dims-first order, which always fits (one kept dim, one
-// reduced dim).
-bool plan_pass(const Layout& layout, PassPlan* plan, const RowGaps& gaps = {});
+// lie a small gap apart, or over columns whose inner dim is gapped. False when more than
+// kMaxOuterDims dims would be outer. Such a tensor is copied into kept-dims-first order,
+// which always fits (one kept dim, one reduced dim).
+bool plan_pass(const Layout& layout, PassPlan* plan, const Gaps& gaps = {});
 
 }  // namespace warpreduce

@@ -150,18 +150,24 @@ Launch rows_launch(const ReductionPass& pass, const ElementShape& element,
   return launch;
 }
 
-Launch columns_launch(const ReductionPass& pass, const ElementShape& element) {
+Launch columns_launch(const ReductionPass& pass, const ElementShape& element,
+                      const DeviceShape& device) {
   const int64_t bytes = element.bytes, lanes = element.lanes();
-  // A lane's column is a vector of adjacent outputs where the inner dim is contiguous:
-  // aligned loads where every row starts on a vector and the vectors are whole; for
-  // short reduced dims over an inner dim of enough vectors also a partial last vector,
-  // and, for 1- and 2-byte elements, shifted loads (LaunchTuning says where each ends).
+  // A lane's column is a vector of adjacent outputs where the inner dim is contiguous (or
+  // a gapped span): aligned loads where every row starts on a vector and the vectors are
+  // whole; for short reduced dims over an inner dim of enough vectors also a partial last
+  // vector, and, for 1- and 2-byte elements, shifted loads (LaunchTuning says where each
+  // ends); for longer ones a partial last vector where the partial columns are rare.
   const bool contiguous = element.vectors() && lanes > 1 && pass.inner_stride == 1;
   bool aligned = element.data_address % 16 == 0 && pass.reduced_stride % lanes == 0;
   for (int d = 0; d < pass.outer.ndim; ++d) aligned = aligned && pass.outer.strides[d] % lanes == 0;
   const bool whole = contiguous && aligned && pass.inner % lanes == 0;
-  const bool wide = contiguous && pass.inner >= Tuning::kColumnMinUnalignedVectors * lanes &&
-                    pass.length <= Tuning::kColumnMaxUnalignedRows;
+  const bool enough_vectors =
+      contiguous && pass.inner >= Tuning::kColumnMinUnalignedVectors * lanes;
+  const bool wide = enough_vectors && pass.length <= Tuning::kColumnMaxUnalignedRows;
+  const bool rare_partials =
+      pass.outer_size == 1 || pass.inner >= Tuning::kColumnRarePartialVectors * lanes;
+  const bool long_partial = enough_vectors && aligned && rare_partials;
   const bool shifted = wide && !aligned && bytes <= Tuning::kColumnMaxShiftedBytes;
   // 4-byte elements there: 8-byte vectors where those are aligned alike (rows an even
   // number of elements apart), two outputs a lane. WARPREDUCE_NO_HALF_VECTORS=1 leaves
@@ -176,7 +182,7 @@ Launch columns_launch(const ReductionPass& pass, const ElementShape& element) {
     half_aligned = half_aligned && pass.outer.strides[d] % 2 == 0;
   }
   const bool half = wide && !aligned && bytes == Tuning::kColumnHalfVectorBytes && half_aligned;
-  const bool vectors = whole || (wide && aligned) || shifted || half;
+  const bool vectors = whole || (wide && aligned) || long_partial || shifted || half;
   // Short slabs: through shared memory, unless the loads are whole vectors already (a
   // lane then owns a vector of adjacent outputs, and its loads down a short reduced dim
   // are in flight together): 8 rows of 4, 8 and 12 floats ran at 59%, 84% and 87% of a
@@ -188,9 +194,13 @@ Launch columns_launch(const ReductionPass& pass, const ElementShape& element) {
     const char* v = std::getenv("WARPREDUCE_PREFER_SLABS");
     return v != nullptr && std::string(v) == "1";
   }();
-  if (slabs_fit(pass, bytes) && (!vectors || prefer_slabs)) return slabs_launch(pass, bytes);
+  // (Neither tiles read the gaps of a gapped inner dim: its columns take every element.)
+  if (!pass.gapped() && slabs_fit(pass, bytes) && (!vectors || prefer_slabs)) {
+    return slabs_launch(pass, bytes);
+  }
   // A short reduced dim above wide columns that vectors cannot read: column tiles.
-  if (!vectors && pass.length <= std::min(Tuning::kColumnTileMaxRows, max_tile_segments(bytes)) &&
+  if (!pass.gapped() && !vectors &&
+      pass.length <= std::min(Tuning::kColumnTileMaxRows, max_tile_segments(bytes)) &&
       pass.inner_stride * bytes <= 16) {
     const Launch tiles = column_tiles_launch(pass, bytes);
     if (tiles.width >= Tuning::kColumnTileMinWidth) return tiles;
@@ -216,7 +226,16 @@ Launch columns_launch(const ReductionPass& pass, const ElementShape& element) {
     launch.ty = static_cast<unsigned>(threads / launch.tx);
     launch.flat = false;
   } else {
-    launch.ty = static_cast<unsigned>(std::min<int64_t>(ty_by_rows, threads / 32));
+    // Flat: more lanes down the reduced dim where the columns leave the GPU's lanes idle
+    // (two blocks an SM: the kernel's launch bounds), while each keeps a round of loads,
+    // kColumnRowsPerSplitLane rows.
+    int64_t ty = std::min<int64_t>(ty_by_rows, threads / 32);
+    const int64_t resident = device.sms * 2 * threads;
+    while (ty * 2 <= threads / 32 && pass.outer_size * columns * ty < resident &&
+           pass.length >= ty * 2 * Tuning::kColumnRowsPerSplitLane) {
+      ty *= 2;
+    }
+    launch.ty = static_cast<unsigned>(ty);
     launch.tx = static_cast<unsigned>(threads / launch.ty);
     launch.flat = true;
   }
@@ -274,7 +293,8 @@ int64_t slabs_per_run(const ReductionPass& pass) {
 
 Launch choose_launch(const ReductionPass& pass, const ElementShape& element,
                      const DeviceShape& device) {
-  return pass.is_rows() ? rows_launch(pass, element, device) : columns_launch(pass, element);
+  return pass.is_rows() ? rows_launch(pass, element, device)
+                        : columns_launch(pass, element, device);
 }
 
 }  // namespace warpreduce

@@ -63,7 +63,7 @@ c10::ArrayRef<Kernel> kernels_of(c10::DeviceType device) {
 
 // The passes that sum `layout` (memory_layout's), or false if one does not fit the
 // geometry.
-bool plan_passes(Layout layout, c10::SmallVector<ReductionPass, 2>* passes, const RowGaps& gaps) {
+bool plan_passes(Layout layout, c10::SmallVector<ReductionPass, 2>* passes, const Gaps& gaps) {
   passes->clear();
   for (;;) {
     PassPlan plan;
@@ -382,18 +382,31 @@ SumPlan make_plan(const at::Tensor& self, at::OptionalIntArrayRef dim, bool keep
     plan.kept_sizes.push_back(sizes[k]);
   }
   plan.layout = memory_layout(sizes, strides, order, reduced_bits);
-  // Gapped rows: gaps under a 32-byte sector (geometry.h says why), spans too long for
-  // the tiles of short rows (slabs, which do not read gaps). WARPREDUCE_NO_GAPPED_ROWS=1
-  // plans without them: a knob for measuring the two side by side (benchmarks), read once.
-  static const bool no_gapped_rows = [] {
-    const char* v = std::getenv("WARPREDUCE_NO_GAPPED_ROWS");
+  // Gaps under a 32-byte sector (geometry.h says why): gapped rows where the spans are too
+  // long for the tiles of short rows, gapped inner dims where the slabs are too long for
+  // the tiles of slabs (which do not read gaps). WARPREDUCE_NO_GAPPED_ROWS=1 and
+  // WARPREDUCE_NO_GAPPED_COLUMNS=1 plan without them: knobs for measuring side by side
+  // (benchmarks), read once.
+  static const auto knob = [](const char* name) {
+    const char* v = std::getenv(name);
     return v != nullptr && std::string(v) == "1";
-  }();
-  RowGaps gaps;
-  if (cuda_auto && !no_gapped_rows) {
+  };
+  static const bool no_gapped_rows = knob("WARPREDUCE_NO_GAPPED_ROWS");
+  static const bool no_gapped_columns = knob("WARPREDUCE_NO_GAPPED_COLUMNS");
+  Gaps gaps;
+  if (cuda_auto) {
     const int64_t bytes = static_cast<int64_t>(x.element_size());
-    gaps.max_gap = 31 / bytes;
-    gaps.min_span = LaunchTuning::kRowSlabMaxBytes / bytes + 1;
+    if (!no_gapped_rows) {
+      gaps.max_row_gap = 31 / bytes;
+      gaps.min_row_span = LaunchTuning::kRowSlabMaxBytes / bytes + 1;
+    }
+    if (!no_gapped_columns) {
+      gaps.max_column_gap = 31 / bytes;
+      gaps.min_column_slab = LaunchTuning::kSlabMaxBytes / bytes;
+      gaps.min_column_span = LaunchTuning::kColumnMinUnalignedVectors * 16 / bytes;
+      gaps.lanes = 16 % bytes == 0 ? 16 / bytes : 0;
+      gaps.data_aligned = reinterpret_cast<uintptr_t>(x.const_data_ptr()) % 16 == 0;
+    }
   }
   if (!plan_passes(plan.layout, &plan.passes, gaps)) {
     // More dims than the geometry indexes (geometry.h): copy into kept-dims-first order,

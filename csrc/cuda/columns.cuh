@@ -1,5 +1,6 @@
 // Column reductions (geometry.h: a kept dim `inner` below the reduced one): output
 // (o, i) sums x[outer.offset(o) + r * reduced_stride + i * inner_stride] over r < length.
+// A gapped inner dim is read as its whole span, the gaps' sums left unstored.
 //
 // Each lane owns kVec adjacent outputs (one 16-byte vector a row when the layout allows,
 // else one element): its "column". A vector may be partial (the last of an outer slice
@@ -31,8 +32,12 @@ struct Columns {
   int64_t outer_size;
   int64_t length;  // rows each output sums
   int64_t reduced_stride;
-  int64_t inner;  // adjacent outputs an outer index holds
+  int64_t inner;  // adjacent outputs an outer index holds (a gapped one: its span)
   int64_t inner_stride;
+  // A gapped inner dim (geometry.h): the columns that are outputs, and how many an outer
+  // index holds.
+  GapMask gaps;
+  int64_t kept_inner;
 };
 
 constexpr unsigned kColumnThreads = 512;
@@ -230,6 +235,22 @@ __device__ __forceinline__ void store_outputs(const P& policy, Out* y, int64_t q
   }
 }
 
+// The thread's outputs where the inner dim is gapped: of its kVec columns from i0 of
+// outer index o, those off the gaps, one by one (auto only: plan.cpp gaps no other sum).
+template <typename P, typename Out, typename T, typename C, int kVec>
+__device__ __forceinline__ void store_gapped_outputs(const P& policy, const Columns<T>& c, Out* y,
+                                                     int64_t o, int64_t i0, const C (&sums)[kVec],
+                                                     int valid) {
+  if constexpr (!P::kExact) {
+#pragma unroll
+    for (int j = 0; j < kVec; ++j) {
+      const unsigned i = static_cast<unsigned>(i0 + j);
+      if (j < valid && c.gaps.keeps(i))
+        policy.store(y, o * c.kept_inner + c.gaps.kept_index(i), sums[j]);
+    }
+  }
+}
+
 // Two blocks an SM where the accumulators leave room (64 registers a thread); the wide
 // integer accumulators of 1- and 2-byte types, and certified sums, need more. Rounded
 // exact sums (8-byte vectors, run_pass.cuh) fit, with a few spills past the loop.
@@ -321,8 +342,15 @@ __global__ void __launch_bounds__(kColumnThreads, (kColumnMinBlocks<P, kVec>))
     for (int j = 0; j < kVec; ++j) sums[j] = P::sum_of(acc[j]);
     sum_down_ty(sums, shared, tx, ty);
     const int64_t q = o * c.inner + i0;  // the first output of the thread's column
+    auto store = [&] {
+      if (c.gaps.gapped()) {
+        store_gapped_outputs(policy, c, y, o, i0, sums, valid);
+      } else {
+        store_outputs(policy, y, q, sums, valid);
+      }
+    };
     if (tiling.splits == 1) {
-      if (ty_index == 0 && active) store_outputs(policy, y, q, sums, valid);
+      if (ty_index == 0 && active) store();
       continue;
     }
 
@@ -347,7 +375,7 @@ __global__ void __launch_bounds__(kColumnThreads, (kColumnMinBlocks<P, kVec>))
         sums[j] += load_coherent(tile_partials + s * width + tx_index * kVec + j);
     }
     sum_down_ty(sums, shared, tx, ty);
-    if (ty_index == 0 && active) store_outputs(policy, y, q, sums, valid);
+    if (ty_index == 0 && active) store();
     if (threadIdx.x == 0) tickets[tile] = 0;  // for the next launch on this stream
     return;
   }

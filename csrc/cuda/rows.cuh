@@ -40,8 +40,9 @@ struct EvenRows {
   __device__ __forceinline__ const T* row(int64_t r) const { return x + r * row_stride; }
   __device__ __forceinline__ int64_t stride() const { return 1; }
 };
-// Which elements of a gapped row (geometry.h, ReductionPass::period) are summed: element
-// k where k % period < width. 32-bit indices (the plan keeps spans under 2^31).
+// Which elements of a gapped row (geometry.h, ReductionPass::period) are summed, or which
+// columns of a gapped inner dim are outputs: element k where k % period < width. 32-bit
+// indices (the plan keeps spans under 2^31).
 struct GapMask {
   FastDivmod period;     // divisor 1: every element
   unsigned width = 1;
@@ -57,6 +58,11 @@ struct GapMask {
   __device__ __forceinline__ bool gapped() const { return period.divisor > 1; }
   __device__ __forceinline__ bool keeps(unsigned k) const {
     return k - period.div(k) * period.divisor < width;
+  }
+  // Of a gapped inner dim: element k's place among the kept ones (k kept).
+  __device__ __forceinline__ unsigned kept_index(unsigned k) const {
+    const unsigned q = period.div(k);
+    return q * width + (k - q * period.divisor);
   }
   // Bit j set where element k + j is summed, for j < lanes (at most 16).
   __device__ __forceinline__ unsigned kept(unsigned k, unsigned lanes) const {

@@ -94,7 +94,9 @@ void launch_columns(const Columns<T>& c, const Launch& launch, Out* y, const at:
   const int64_t capacity = resident_blocks<kernel>(kColumnThreads);
   t.splits = 1;
   if (2 * t.tiles <= capacity) {
-    const int64_t fill = ceil_div(capacity, t.tiles);
+    // (Whole rounds: ceil_div here put 63 tiles x 5 splits of bfloat16 859 x 34 x 2 x 234
+    // over dim 0 on 264 resident blocks, a second round of 51, at 0.66x torch.sum.)
+    const int64_t fill = capacity / t.tiles;
     const int64_t enough_rows = c.length / (int64_t{t.ty} * LaunchTuning::kColumnRowsPerSplitLane);
     const int64_t cheap_finish = kColumnMaxFinishLoads * t.ty / kVec;
     t.splits = std::clamp<int64_t>(std::min({fill, enough_rows, cheap_finish}), 1,
@@ -131,10 +133,11 @@ void run_pass(const T* x, const ReductionPass& pass, Out* y, const at::Tensor& l
   const Launch launch =
       choose_launch(pass, ElementShape{int64_t{sizeof(T)}, address_of(x)}, device_shape());
   // Gapped rows are long enough for a group of lanes or blocks a row (plan.cpp), the
-  // kernels that read them.
+  // kernels that read them; gapped inner dims take columns (the launch model).
   TORCH_INTERNAL_ASSERT(!pass.gapped() || launch.kind == LaunchKind::kRowsGrouped ||
-                            launch.kind == LaunchKind::kRowsSplit,
-                        "warpreduce: a gapped row for ", launch.describe());
+                            launch.kind == LaunchKind::kRowsSplit ||
+                            (launch.kind == LaunchKind::kColumns && !P::kExact),
+                        "warpreduce: a gapped pass for ", launch.describe());
   // The rows of a pass, gapped or not, for the row kernels' general layout.
   StridedRows<T> rows{x, pass.outer, pass.outer_size, pass.length, pass.reduced_stride};
   if (pass.gapped()) rows.gaps = GapMask(pass.period, pass.width);
@@ -208,9 +211,15 @@ void run_pass(const T* x, const ReductionPass& pass, Out* y, const at::Tensor& l
       return;  // split_rows checked its launch
     }
     case LaunchKind::kColumns: {
-      const Columns<T> c{
-          x,          pass.outer,       pass.outer_size, pass.length, pass.reduced_stride,
-          pass.inner, pass.inner_stride};
+      const Columns<T> c{x,
+                         pass.outer,
+                         pass.outer_size,
+                         pass.length,
+                         pass.reduced_stride,
+                         pass.inner,
+                         pass.inner_stride,
+                         GapMask(pass.period, pass.width),
+                         pass.kept_inner()};
       if constexpr (sizeof(T) == LaunchTuning::kColumnHalfVectorBytes) {
         if (launch.vector == 8 / sizeof(T)) {  // 8-byte vectors (rows aligned to 8 only)
           return launch_columns<T, Out, 8 / sizeof(T), false>(c, launch, y, like, policy);
