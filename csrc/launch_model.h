@@ -28,6 +28,8 @@
 //                 block's other lanes down the reduced dim, over several blocks when the
 //                 outputs are few; when the reduced extent is short, each lane owns its
 //                 outputs' whole column and lanes run across outer slices ("flat").
+//                 Also gapped inner dims (geometry.h): kept dims a short gap apart, or
+//                 a strided last dim, read as one span, the gaps' sums left unstored.
 #pragma once
 
 #include <cstdint>
@@ -148,8 +150,9 @@ struct LaunchTuning {
   // A column split keeps at least this many rows a lane (a round of 8 vector loads): with
   // 32, the one tile of 3 x 8 x 357390 bfloat16 over dim -1 got 87 blocks (of 132 SMs).
   // So do the lanes that flat tiles put down the reduced dim where the columns alone
-  // leave lanes idle (bfloat16 23 x 725094 over dim 0: 90637 columns a lane each, a third
-  // of an H200's lanes, ran at 0.64x torch.sum).
+  // leave half the GPU's lanes idle (bfloat16 23 x 725094 over dim 0, 90637 columns, 67%
+  // of an H200's lanes at two blocks an SM: 0.64x torch.sum with a lane a column, 0.65x
+  // with two).
   static constexpr int64_t kColumnRowsPerSplitLane = 8;
   static constexpr unsigned kColumnThreads = 512;
   // Rows shorter than this many vectors a lane go to a group per row only while the rows
