@@ -344,6 +344,9 @@ GAPPED_COLUMN_CASES = [
     (torch.bfloat16, (512, 4, 6, 64, 5), 3, 1, [0, 2], ["columns", "columns"], (8, 5)),
     (torch.float32, (512, 4, 6, 64, 5), 3, 1, [0, 2], ["columns", "columns"], (8, 5)),
     (torch.float32, (512, 4, 6, 64, 5), 3, 2, [0, 2], ["columns", "columns"], (1, 1)),
+    # ... whose bottom dim is a short reduced one: its rows summed after, as slabs
+    (torch.float32, (512, 6, 64, 5), 3, 1, [0, 3], ["columns", "slabs"], (8, 5)),
+    (torch.bfloat16, (512, 6, 64, 5), 3, 1, [0, 3], ["columns", "slabs"], (8, 5)),
 ]
 
 
