@@ -357,9 +357,12 @@ SumPlan make_plan(const at::Tensor& self, at::OptionalIntArrayRef dim, bool keep
   if (plan.outputs == 1 && x.is_non_overlapping_and_dense()) {
     // A full sum of a dense tensor (contiguous, transposed, permuted): its elements fill
     // one block of memory from the data pointer, in some order, which a sum ignores.
+    // (Copied out along a broadcast dim by its store: a second launch took 26 us of
+    // float32 2 x 3324004 expanded over dim 1, 0.71x torch.sum, H200.)
     ReductionPass row;
     row.length = plan.length;
     plan.passes.push_back(row);
+    place_outputs(plan, cuda_auto);
     return plan;
   }
 

@@ -287,6 +287,28 @@ def test_one_broadcast_kept_dim_is_written_in_place_on_cuda():
             got = wr.sum(x, dim, kernel=kernel)
             assert got.is_contiguous()
             assert_sum_matches(got, x, dim, kernel=kernel)
+    # A full sum copied out: one row, and one long enough to split over blocks.
+    for length in (33, (1 << 20) + 3):
+        row = random_tensor((1, length), torch.float32, "cuda", seed=5).expand(3, length)
+        for keepdim in (False, True):
+            got = wr.sum(row, 1, keepdim)
+            assert got.is_contiguous()
+            assert_sum_matches(got, row, 1, keepdim)
+            assert torch.equal(got, wr.sum(row[:1], 1, keepdim).expand_as(got))
+
+
+def test_a_broadcast_full_sum_writes_its_copies():
+    """A full sum under one broadcast kept dim (x.expand(3, n).sum(1)): the full
+    reduction's store writes each copy, no copy after (CUDA auto's plan, on any machine);
+    under two broadcast dims, the copy."""
+    x = torch.empty(1, 1000).expand(3, 1000)
+    for view, dim in [(x, 1), (x.t(), 0)]:
+        p = _C.plan(view, [dim], as_cuda=True)
+        assert p["broadcast"] == [1 - dim] and p["output_copies"] == (3, 1) and p["output_order"]
+        assert _C.plan(view, [dim])["output_order"] == []  # the CPU's plan copies
+    assert (
+        _C.plan(torch.empty(1, 1, 1000).expand(3, 5, 1000), [2], as_cuda=True)["output_order"] == []
+    )
 
 
 def test_meta_tensors_with_expanded_dims_are_described():
