@@ -7,9 +7,10 @@ memcheck, racecheck, synccheck and initcheck):
 (without the caching allocator each tensor is its own allocation, so memcheck sees an
 access past its end and initcheck a read of memory never written). auto also runs every
 kind of pass of the reduction geometry: short rows tiled, rows a group of lanes each,
-long rows split over blocks, gapped rows, columns vectorized or not, gapped or not, split
-over blocks or not, and two passes, in every dtype; and the split passes' scratch as a stream keeps it (the
-same stream again, a new stream, and a CUDA graph, which zeroes its own).
+long rows split over blocks, gapped rows, columns vectorized or not, gapped or folded or
+not, split over blocks or not, and two passes, in every dtype; and the split passes'
+scratch as a stream keeps it (the same stream again, a new stream, and a CUDA graph,
+which zeroes its own).
 """
 
 import argparse
@@ -52,6 +53,11 @@ AUTO_CASES = [  # every launch of the launch model (csrc/launch_model.h)
     # reduced dim over a block of kept and short reduced dims
     ((64, 300, 6), 0),
     ((64, 4, 6, 32, 6), (0, 2)),
+    # folded columns (a few adjacent outputs, rows one after another), the last vector
+    # partial; and a full sum copied out along a broadcast kept dim (x[:1].expand)
+    ((65537, 2), 0),
+    ((40001, 4), 0),
+    ((5, 20001), 1),
 ]
 DTYPES = (torch.float32, torch.int8, torch.bfloat16)  # every kernel
 # auto's kernels are instantiated per dtype, with vectors of 16 bytes: 2 to 16 lanes.
@@ -99,6 +105,7 @@ def every_kernel():
                 run(x, dim, kernel)
                 if x.dim() == 2:
                     run(x[:, 1:], dim, kernel)  # unaligned
+                    run(x[:1].expand(3, -1), 1, kernel)  # a full sum copied out
                 if fast and x.dim() >= 2 and x.shape[0] > 2:
                     run(x[::2, ..., : x.shape[-1] - 1], dim, kernel)  # sliced: short runs
                 if fast and x.dim() == 3:

@@ -29,7 +29,9 @@
 //                 outputs are few; when the reduced extent is short, each lane owns its
 //                 outputs' whole column and lanes run across outer slices ("flat").
 //                 Also gapped inner dims (geometry.h): kept dims a short gap apart, or
-//                 a strided last dim, read as one span, the gaps' sums left unstored.
+//                 a strided last dim, read as one span, the gaps' sums left unstored;
+//                 and folded ones: a few adjacent outputs under a long reduced dim,
+//                 rows one after another, read as one stream of whole vectors.
 #pragma once
 
 #include <cstdint>
@@ -80,6 +82,11 @@ struct Launch {
   unsigned tx = 0, ty = 0;
   bool flat = false;
   int64_t splits = 1;
+  // columns: where a few adjacent outputs (fewer than a vector's elements, dividing them)
+  // sit under a long reduced dim whose rows follow one another, those outputs: the rows
+  // run as one stream of whole vectors, each holding vector / fold rows, and a lane's
+  // sums are folded into the fold outputs at the end (columns.cuh). 1: not folded.
+  int64_t fold = 1;
   std::string describe() const;
 };
 

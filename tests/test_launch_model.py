@@ -388,3 +388,68 @@ def test_gapped_columns_leave_the_gaps_out(dtype, case):
     got = wr.sum(x, dims)
     assert not got.isnan().any()
     assert_sum_matches(got, x, dims)
+
+
+def folded_view(shape, dtype, device, layout):
+    """`shape` contiguous ("contiguous"), or its rows one element past an aligned address
+    ("unaligned": still one after another), or a prefix of wider rows ("wide")."""
+    if layout == "contiguous":
+        return random_tensor(shape, dtype, device, seed=6)
+    if layout == "unaligned":
+        return random_tensor((math.prod(shape) + 1,), dtype, device, seed=6)[1:].view(shape)
+    assert layout == "wide"
+    return random_tensor(shape[:-1] + (shape[-1] + 2,), dtype, device, seed=6)[..., : shape[-1]]
+
+
+# Folded columns (launch_model.h, Launch::fold): a long reduced dim over fewer adjacent
+# outputs than a vector holds (dividing it), the rows one after another, one outer slice:
+# (dtype, shape, layout, dims, the fold, or None where the columns are not folded).
+FOLDED_CASES = [
+    (torch.float32, (65537, 2), "contiguous", [0], 2),  # a partial last vector
+    (torch.float32, ((1 << 20) + 3, 2), "contiguous", [0], 2),  # split over blocks
+    (torch.float32, (4099, 2, 2), "contiguous", [0, 1], 2),  # merged reduced dims
+    (torch.float32, (3, 1025, 2), "contiguous", [0, 1], 2),
+    (torch.bfloat16, (65537, 4), "contiguous", [0], 4),
+    (torch.bfloat16, (65537, 2), "contiguous", [0], 2),
+    (torch.float16, (65536, 4), "contiguous", [0], 4),
+    (torch.int8, (65537, 8), "contiguous", [0], 8),
+    (torch.int8, (65537, 2), "contiguous", [0], 2),
+    (torch.float32, (65536, 3), "contiguous", [0], None),  # 3 does not divide 4
+    (torch.bfloat16, (65537, 8), "contiguous", [0], None),  # whole vectors already
+    (torch.float64, (65537, 2), "contiguous", [0], None),
+    (torch.float32, (65536, 2), "unaligned", [0], None),
+    (torch.float32, (65536, 2), "wide", [0], None),  # rows apart
+    (torch.float32, (2, 65536, 2), "contiguous", [1], None),  # two outer slices
+    (torch.float32, (100, 2), "contiguous", [0], None),  # short: a slab
+]
+
+
+@pytest.mark.parametrize("case", FOLDED_CASES, ids=str)
+def test_folded_columns_plan(case):
+    dtype, shape, layout, dims, fold = case
+    (p,) = wr._C.plan(folded_view(shape, dtype, "cpu", layout), dims, as_cuda=True)["passes"]
+    if fold is None:
+        assert "fold=" not in p["launch"]
+    else:
+        lanes = 16 // dtype.itemsize
+        assert p["launch"] == f"columns vector={lanes} tx=1 ty=512 fold={fold}"
+
+
+@requires_cuda
+@pytest.mark.parametrize("dtype", DTYPES, ids=str)
+@pytest.mark.parametrize("case", FOLDED_CASES, ids=str)
+def test_folded_columns_sum_like_torch_sum(dtype, case):
+    _, shape, layout, dims, _ = case
+    x = folded_view(shape, dtype, "cuda", layout)
+    for kernel in [k for k in ("auto", "exact") if k in wr.kernels("cuda")]:
+        if kernel == "exact" and not dtype.is_floating_point:
+            continue
+        assert_sum_matches(wr.sum(x, dims, kernel=kernel), x, dims, kernel=kernel)
+    # Every count of rows in the last vector, and a NaN row after the data (the partial
+    # last vector is read element by element, never past the data).
+    for rows in range(shape[0] - 8, shape[0]) if x.dim() == 2 else ():
+        assert_sum_matches(wr.sum(x[:rows], dims), x[:rows], dims)
+    if dtype.is_floating_point:
+        z = x.clone()
+        z[-1] = float("nan")
+        assert_sum_matches(wr.sum(z[:-1], dims), z[:-1], dims)

@@ -38,6 +38,11 @@ struct Columns {
   // index holds.
   GapMask gaps;
   int64_t kept_inner;
+  // Folded rows (launch_model.h, Launch::fold): `inner` is one vector, each holding
+  // vector / fold rows of `fold` outputs, the last row the data's last
+  // last_row_elements elements (0: a whole vector).
+  int64_t fold = 1;
+  int last_row_elements = 0;
 };
 
 constexpr unsigned kColumnThreads = 512;
@@ -251,6 +256,20 @@ __device__ __forceinline__ void store_gapped_outputs(const P& policy, const Colu
   }
 }
 
+// A folded lane's kVec sums (Columns::fold): lane j of every vector holds output
+// j % fold, so halves are added until the first `fold` hold the outputs (fold divides
+// kVec, both powers of two; a fixed order, as every sum here).
+template <typename C, int kVec>
+__device__ __forceinline__ void fold_sums(C (&sums)[kVec], int64_t fold) {
+#pragma unroll
+  for (int half = kVec / 2; half >= 1; half /= 2) {
+    if (half >= fold) {
+#pragma unroll
+      for (int j = 0; j < half; ++j) sums[j] += sums[j + half];
+    }
+  }
+}
+
 // Two blocks an SM where the accumulators leave room (64 registers a thread); the wide
 // integer accumulators of 1- and 2-byte types, and certified sums, need more. Rounded
 // exact sums (8-byte vectors, run_pass.cuh) fit, with a few spills past the loop.
@@ -301,17 +320,20 @@ __global__ void __launch_bounds__(kColumnThreads, (kColumnMinBlocks<P, kVec>))
     if (active) {
       using Load = Loaded<T, kVec>;
       const int64_t step = ty, first = r_begin + ty_index;
+      // Folded rows whose last vector is partial: that row by elements, after the rest.
+      const bool partial_last = c.last_row_elements != 0 && r_end == c.length;
+      const int64_t r_whole = partial_last ? r_end - 1 : r_end;
       // kUnroll rows in flight; the last round predicated rather than a row at a time.
       auto sum_rows = [&](auto load) {
-        for (int64_t r = first; r < r_end; r += kUnroll * step) {
+        for (int64_t r = first; r < r_whole; r += kUnroll * step) {
           Load v[kUnroll];
 #pragma unroll
           for (int u = 0; u < kUnroll; ++u) {
             const int64_t row = r + u * step;
-            v[u] = row < r_end ? load(base + row * c.reduced_stride) : Load{};
+            v[u] = row < r_whole ? load(base + row * c.reduced_stride) : Load{};
           }
 #pragma unroll
-          for (int u = 0; u < kUnroll; ++u) v[u].template add_to<P>(acc);  // zeros past r_end
+          for (int u = 0; u < kUnroll; ++u) v[u].template add_to<P>(acc);  // zeros past r_whole
         }
       };
       // A column whose vectors are partial or reach past the data (whose rows' addresses
@@ -335,6 +357,10 @@ __global__ void __launch_bounds__(kColumnThreads, (kColumnMinBlocks<P, kVec>))
         } else {
           sum_rows([](const T* p) { return Load::load(p); });
         }
+        if (partial_last && r_whole >= first && (r_whole - first) % step == 0) {
+          Load::load_elements(base + r_whole * c.reduced_stride, c.last_row_elements)
+              .template add_to<P>(acc);
+        }
       }
     }
     C sums[kVec];
@@ -343,7 +369,10 @@ __global__ void __launch_bounds__(kColumnThreads, (kColumnMinBlocks<P, kVec>))
     sum_down_ty(sums, shared, tx, ty);
     const int64_t q = o * c.inner + i0;  // the first output of the thread's column
     auto store = [&] {
-      if (c.gaps.gapped()) {
+      if (c.fold > 1) {
+        fold_sums(sums, c.fold);
+        store_outputs(policy, y, o * c.fold, sums, static_cast<int>(c.fold));
+      } else if (c.gaps.gapped()) {
         store_gapped_outputs(policy, c, y, o, i0, sums, valid);
       } else {
         store_outputs(policy, y, q, sums, valid);

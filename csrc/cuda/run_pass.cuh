@@ -83,8 +83,9 @@ void launch_columns(const Columns<T>& c, const Launch& launch, Out* y, const at:
   t.tiles_per_outer = ceil_div(t.columns, t.tx);
   t.tiles = t.flat ? ceil_div(c.outer_size * t.columns, t.tx) : c.outer_size * t.tiles_per_outer;
   // Strides are not negative (geometry.h): the data runs from c.x to its last element.
+  const int64_t last_row = c.last_row_elements ? c.last_row_elements : c.inner;
   const T* last = c.x + c.outer.offset(c.outer_size - 1) + (c.length - 1) * c.reduced_stride +
-                  (c.inner - 1) * c.inner_stride;
+                  (last_row - 1) * c.inner_stride;
   t.begin = address_of(c.x);
   t.end = address_of(last + 1);
   // When the tiles fill less than half the GPU, a tile's rows split over blocks, while every
@@ -211,15 +212,27 @@ void run_pass(const T* x, const ReductionPass& pass, Out* y, const at::Tensor& l
       return;  // split_rows checked its launch
     }
     case LaunchKind::kColumns: {
-      const Columns<T> c{x,
-                         pass.outer,
-                         pass.outer_size,
-                         pass.length,
-                         pass.reduced_stride,
-                         pass.inner,
-                         pass.inner_stride,
-                         GapMask(pass.period, pass.width),
-                         pass.kept_inner()};
+      Columns<T> c{x,
+                   pass.outer,
+                   pass.outer_size,
+                   pass.length,
+                   pass.reduced_stride,
+                   pass.inner,
+                   pass.inner_stride,
+                   GapMask(pass.period, pass.width),
+                   pass.kept_inner()};
+      // Folded rows (one outer slice, rows one after another): a stream of kVec-element
+      // rows, the last one partial where the elements are not a whole number of them.
+      auto fold_into = [&](int64_t vec) {
+        if (launch.fold == 1) return;
+        TORCH_INTERNAL_ASSERT(vec % launch.fold == 0 && pass.outer_size == 1,
+                              "warpreduce: ", launch.describe(), " in vectors of ", vec);
+        const int64_t elements = pass.length * pass.inner;
+        c.fold = launch.fold;
+        c.inner = c.kept_inner = c.reduced_stride = vec;
+        c.length = ceil_div(elements, vec);
+        c.last_row_elements = static_cast<int>(elements % vec);
+      };
       if constexpr (sizeof(T) == LaunchTuning::kColumnHalfVectorBytes) {
         if (launch.vector == 8 / sizeof(T)) {  // 8-byte vectors (rows aligned to 8 only)
           return launch_columns<T, Out, 8 / sizeof(T), false>(c, launch, y, like, policy);
@@ -230,6 +243,7 @@ void run_pass(const T* x, const ReductionPass& pass, Out* y, const at::Tensor& l
         // 128 registers and spilled 80 bytes in the loop.
         constexpr int kVec =
             std::is_same_v<typename P::Sum, RoundedSum> ? 8 / sizeof(T) : 16 / sizeof(T);
+        fold_into(kVec);
         // Shifted vectors only for the element sizes the launch model gives them to (no
         // other instantiations: build time).
         if constexpr (sizeof(T) <= LaunchTuning::kColumnMaxShiftedBytes) {
