@@ -412,20 +412,16 @@ struct RoundedChain {
   static_assert(!std::is_same_v<T, double>);  // float64 takes TwoSum chains (ExactChain)
   using Element = T;
   using Sum = RoundedSum;
-  // Every float16 is a multiple of 2^-24, the quantum exact_in_double assumes of any
-  // float16 sum, so a key proves no more there: float16 chains keep none (three integer
-  // instructions an element fewer), their key 0 standing for that quantum.
-  static constexpr bool kKeys = !std::is_same_v<T, c10::Half>;
   double sum = 0;
   float magnitude = 0;
-  uint32_t key = kKeys ? exact::kNoLsbKey : 0;
+  uint32_t key = exact::kNoLsbKey;
   uint32_t count = 0;
 
   __device__ __forceinline__ void add(T x) {
     const float f = static_cast<float>(x);
     sum += static_cast<double>(f);
     magnitude = __fadd_ru(magnitude, fabsf(f));
-    if constexpr (kKeys) key = min(key, exact::lsb_key(f));
+    key = min(key, exact::lsb_key(f));
     ++count;
   }
   __device__ __forceinline__ void fold_if_full() {}  // no chunks (run_pass.cuh, certify_once)
