@@ -58,6 +58,10 @@ AUTO_CASES = [  # every launch of the launch model (csrc/launch_model.h)
     ((65537, 2), 0),
     ((40001, 4), 0),
     ((5, 20001), 1),
+    # 2-byte elements under a long reduced dim, rows an even number apart: 4-byte pairs;
+    # a gapped span read in whole vectors past its end (stepped, below), or not (tight)
+    ((40, 4098), 0),
+    ((64, 89, 16), (0, 1)),
 ]
 DTYPES = (torch.float32, torch.int8, torch.bfloat16)  # every kernel
 # auto's kernels are instantiated per dtype, with vectors of 16 bytes: 2 to 16 lanes.
@@ -73,6 +77,14 @@ AUTO_DTYPES = DTYPES + (
 FLOAT_DTYPES = (torch.float32, torch.bfloat16, torch.float16, torch.float64)  # exact's
 EXTRA_DTYPES_MAX_ELEMENTS = 1 << 21
 SPLIT_CASES = [(((1 << 20) + 3,), None), ((5, 300003), 1), ((2**16 + 1, 8), 0)]
+
+
+def tight(x):
+    """x's elements in a storage of their own that ends at x's last element."""
+    last = x.storage_offset() + sum((s - 1) * t for s, t in zip(x.shape, x.stride()))
+    return x.as_strided((last + 1,), (1,), 0).clone().as_strided(
+        x.shape, x.stride(), x.storage_offset()
+    )
 
 
 def check(got, x, dim):
@@ -110,6 +122,7 @@ def every_kernel():
                     run(x[::2, ..., : x.shape[-1] - 1], dim, kernel)  # sliced: short runs
                 if fast and x.dim() == 3:
                     run(x[..., ::2], dim, kernel)  # stepped: gapped columns or column tiles
+                    run(tight(x[..., ::2]), dim, kernel)  # ... nothing past its last element
                     run(x.permute(2, 1, 0), dim, kernel)  # kept dims out of order (dim 1)
                     run(x[:1].expand(3, -1, -1), dim, kernel)  # a kept dim broadcast (dim 1)
         torch.cuda.synchronize()

@@ -112,6 +112,10 @@ struct ReductionPass {
   // period of the outer slice. 1 and 1: every element.
   int64_t period = 1;
   int64_t width = 1;
+  // Elements that may be read past the pass's last one (the rest of the input's storage:
+  // plan.cpp sets it on the first pass of a CUDA auto sum), so that a gapped inner dim
+  // is read in whole vectors where its span ends within one (run_pass.cuh).
+  int64_t slack = 0;
 
   bool is_rows() const { return inner == 1; }
   bool gapped() const { return period > 1; }

@@ -183,6 +183,19 @@ Launch columns_launch(const ReductionPass& pass, const ElementShape& element,
   }
   const bool half = wide && !aligned && bytes == Tuning::kColumnHalfVectorBytes && half_aligned;
   const bool vectors = whole || (wide && aligned) || long_partial || shifted || half;
+  // 2-byte elements under longer reduced dims, rows an even number of elements apart but
+  // not aligned alike to 16 bytes: 4-byte loads, two outputs a lane, rather than an
+  // element a lane. WARPREDUCE_NO_PAIRS=1 leaves them out: a knob for measuring.
+  static const bool no_pairs = [] {
+    const char* v = std::getenv("WARPREDUCE_NO_PAIRS");
+    return v != nullptr && std::string(v) == "1";
+  }();
+  bool pair_aligned = element.data_address % 4 == 0 && pass.reduced_stride % 2 == 0;
+  for (int d = 0; d < pass.outer.ndim; ++d) {
+    pair_aligned = pair_aligned && pass.outer.strides[d] % 2 == 0;
+  }
+  const bool pairs = !no_pairs && contiguous && !vectors && bytes == Tuning::kColumnPairBytes &&
+                     pair_aligned && pass.inner >= 2;
   // Short slabs: through shared memory, unless the loads are whole vectors already (a
   // lane then owns a vector of adjacent outputs, and its loads down a short reduced dim
   // are in flight together): 8 rows of 4, 8 and 12 floats ran at 59%, 84% and 87% of a
@@ -208,7 +221,8 @@ Launch columns_launch(const ReductionPass& pass, const ElementShape& element,
     const char* v = std::getenv("WARPREDUCE_NO_FOLDED_COLUMNS");
     return v != nullptr && std::string(v) == "1";
   }();
-  const bool folded = !no_folded && contiguous && !pass.gapped() && pass.outer_size == 1 &&
+  const bool folded = !no_folded && contiguous && bytes >= Tuning::kColumnFoldMinBytes &&
+                      !pass.gapped() && pass.outer_size == 1 &&
                       pass.reduced_stride == pass.inner && pass.inner > 1 && pass.inner < lanes &&
                       lanes % pass.inner == 0 && element.data_address % 16 == 0;
   if (folded) {
@@ -230,7 +244,7 @@ Launch columns_launch(const ReductionPass& pass, const ElementShape& element,
 
   Launch launch;
   launch.kind = LaunchKind::kColumns;
-  launch.vector = half ? lanes / 2 : vectors ? lanes : 1;
+  launch.vector = half ? lanes / 2 : vectors ? lanes : pairs ? 2 : 1;
   launch.shifted = shifted;
   const int64_t columns = ceil_div(pass.inner, launch.vector);  // of vectors, an outer slice
   const int64_t rows_per_lane =

@@ -431,6 +431,17 @@ SumPlan make_plan(const at::Tensor& self, at::OptionalIntArrayRef dim, bool keep
     plan.passes.assign({rows});
   }
   if (fold_expanded) plan.passes.back().repeat = repeat;
+  if (cuda_auto && !plan.copied) {
+    // The storage past the view's last element (a strided last dim x[..., ::2] of a
+    // tensor ends one element before its storage does).
+    int64_t last = plan.input.storage_offset();
+    for (int64_t d = 0; d < plan.input.dim(); ++d) {
+      last += (plan.input.size(d) - 1) * plan.input.stride(d);
+    }
+    const int64_t stored =
+        static_cast<int64_t>(plan.input.storage().nbytes()) / plan.input.element_size();
+    plan.passes[0].slack = std::max<int64_t>(0, stored - last - 1);
+  }
   place_outputs(plan, cuda_auto);
   return plan;
 }

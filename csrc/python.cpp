@@ -112,6 +112,7 @@ pybind11::dict describe_plan(const at::Tensor& x, std::optional<std::vector<int6
     pass["inner_stride"] = p.inner_stride;
     pass["repeat"] = p.repeat;
     pass["gaps"] = pybind11::make_tuple(p.period, p.width);
+    pass["slack"] = p.slack;
     pass["packed_rows"] = p.packed_rows();
     pass["even_rows"] = p.even_rows();
     pass["launch"] = choose_launch(p, element, device).describe();

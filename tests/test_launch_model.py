@@ -89,6 +89,7 @@ CASES = [
     ((7, 4098), "contiguous", [0], ["columns"]),
     ((32, 4098), "contiguous", [0], ["columns"]),
     ((33, 4098), "contiguous", [0], ["columns"]),  # longer: an element a lane
+    ((40, 4098), "contiguous", [0], ["columns"]),  # (16-bit: 4-byte pairs)
     # columns: wide ones (a warp across 512 bytes), few ones with long columns (a warp
     # across a patch of rows), unaligned and stepped ones (an element a lane)
     ((1024, 4096), "contiguous", [0], ["columns"]),
@@ -132,6 +133,19 @@ def test_column_shapes():
     assert wr._C.plan(x, [0])["passes"][0]["launch"].startswith("columns vector=8 ")
     x = make((7, 4098), "offset", torch.float32, "cpu")  # not aligned to 8 bytes
     assert wr._C.plan(x, [0])["passes"][0]["launch"].startswith("column_tiles")
+    # 2-byte elements in rows an even number apart under longer reduced dims: 4-byte
+    # pairs; an odd number apart, or data not aligned to 4 bytes: an element a lane.
+    for dtype in (torch.bfloat16, torch.float16, torch.int16):
+        for shape, layout, vector in [
+            ((33, 4098), "contiguous", 2),
+            ((33, 4097), "contiguous", 1),
+            ((33, 4098), "offset", 1),
+            ((33, 4098), "sliced", 2),  # rows 8202 apart
+            ((33, 4098), "wide", 1),  # rows 4103 apart
+        ]:
+            x = make(shape, layout, dtype, "cpu")
+            launch = wr._C.plan(x, [0])["passes"][0]["launch"]
+            assert launch.startswith(f"columns vector={vector} "), (dtype, shape, layout, launch)
 
 
 # Rows not aligned alike under a short reduced dim: shifted vectors for 1- and 2-byte
@@ -362,6 +376,26 @@ def test_gapped_columns_plan(case):
     assert all(p["gaps"] == (1, 1) for p in wr._C.plan(x, dims)["passes"])
 
 
+def tight(x):
+    """x's elements in a storage of their own that ends at x's last element."""
+    last = x.storage_offset() + sum((s - 1) * t for s, t in zip(x.shape, x.stride()))
+    return x.as_strided((last + 1,), (1,), 0).clone().as_strided(
+        x.shape, x.stride(), x.storage_offset()
+    )
+
+
+def test_gapped_spans_read_whole_vectors_where_the_storage_goes_on():
+    """A gapped span whose last vector is partial (x[..., ::2]: 2n - 1 elements) is read
+    in whole vectors where the storage has the elements past it (plan: the first pass's
+    slack), and element by element where it ends there."""
+    x = gapped_view((64, 89, 16), torch.float32, "cpu", step=2)
+    (p,) = wr._C.plan(x, [0, 1], as_cuda=True)["passes"]
+    assert p["inner"] == 31 and p["gaps"] == (2, 1) and p["slack"] == 1
+    (p,) = wr._C.plan(tight(x), [0, 1], as_cuda=True)["passes"]
+    assert p["inner"] == 31 and p["slack"] == 0
+    assert wr._C.plan(x, [0, 1])["passes"][0]["slack"] == 0  # the CPU's plan: no gaps
+
+
 @requires_cuda
 @pytest.mark.parametrize("dtype", DTYPES, ids=str)
 @pytest.mark.parametrize("case", GAPPED_COLUMN_CASES, ids=str)
@@ -369,6 +403,8 @@ def test_gapped_columns_sum_like_torch_sum(dtype, case):
     _, shape, gap, step, dims, _, _ = case
     for offset in (0, 1, 3):  # the rows' first vector at every alignment
         x = gapped_view(shape, dtype, "cuda", gap=gap, step=step, offset=offset)
+        if offset == 1:
+            x = tight(x)  # nothing to read past the last element
         for kernel in [k for k in ("auto", "exact") if k in wr.kernels("cuda")]:
             if kernel == "exact" and not dtype.is_floating_point:
                 continue
@@ -412,8 +448,8 @@ FOLDED_CASES = [
     (torch.bfloat16, (65537, 4), "contiguous", [0], 4),
     (torch.bfloat16, (65537, 2), "contiguous", [0], 2),
     (torch.float16, (65536, 4), "contiguous", [0], 4),
-    (torch.int8, (65537, 8), "contiguous", [0], 8),
-    (torch.int8, (65537, 2), "contiguous", [0], 2),
+    (torch.int8, (65537, 8), "contiguous", [0], None),  # 1-byte elements: not folded
+    (torch.int8, (65537, 2), "contiguous", [0], None),
     (torch.float32, (65536, 3), "contiguous", [0], None),  # 3 does not divide 4
     (torch.bfloat16, (65537, 8), "contiguous", [0], None),  # whole vectors already
     (torch.float64, (65537, 2), "contiguous", [0], None),
