@@ -82,8 +82,10 @@ SPLIT_CASES = [(((1 << 20) + 3,), None), ((5, 300003), 1), ((2**16 + 1, 8), 0)]
 def tight(x):
     """x's elements in a storage of their own that ends at x's last element."""
     last = x.storage_offset() + sum((s - 1) * t for s, t in zip(x.shape, x.stride()))
-    return x.as_strided((last + 1,), (1,), 0).clone().as_strided(
-        x.shape, x.stride(), x.storage_offset()
+    return (
+        x.as_strided((last + 1,), (1,), 0)
+        .clone()
+        .as_strided(x.shape, x.stride(), x.storage_offset())
     )
 
 

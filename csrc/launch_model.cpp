@@ -222,9 +222,9 @@ Launch columns_launch(const ReductionPass& pass, const ElementShape& element,
     return v != nullptr && std::string(v) == "1";
   }();
   const bool folded = !no_folded && contiguous && bytes >= Tuning::kColumnFoldMinBytes &&
-                      !pass.gapped() && pass.outer_size == 1 &&
-                      pass.reduced_stride == pass.inner && pass.inner > 1 && pass.inner < lanes &&
-                      lanes % pass.inner == 0 && element.data_address % 16 == 0;
+                      !pass.gapped() && pass.outer_size == 1 && pass.reduced_stride == pass.inner &&
+                      pass.inner > 1 && pass.inner < lanes && lanes % pass.inner == 0 &&
+                      element.data_address % 16 == 0;
   if (folded) {
     Launch launch;
     launch.kind = LaunchKind::kColumns;

@@ -379,8 +379,10 @@ def test_gapped_columns_plan(case):
 def tight(x):
     """x's elements in a storage of their own that ends at x's last element."""
     last = x.storage_offset() + sum((s - 1) * t for s, t in zip(x.shape, x.stride()))
-    return x.as_strided((last + 1,), (1,), 0).clone().as_strided(
-        x.shape, x.stride(), x.storage_offset()
+    return (
+        x.as_strided((last + 1,), (1,), 0)
+        .clone()
+        .as_strided(x.shape, x.stride(), x.storage_offset())
     )
 
 

@@ -138,7 +138,8 @@ template <typename T, int kVec>
 struct Loaded {
   static constexpr int kBytes = kVec * sizeof(T);
   static_assert(kBytes == 16 || kBytes == 8 || kBytes == 4);
-  using Raw = std::conditional_t<kBytes == 16, uint4, std::conditional_t<kBytes == 8, uint2, uint32_t>>;
+  using Raw =
+      std::conditional_t<kBytes == 16, uint4, std::conditional_t<kBytes == 8, uint2, uint32_t>>;
   static constexpr int kWords = sizeof(Raw) / 4;
   Raw raw{};
   __device__ __forceinline__ static Loaded load(const T* p) {
