@@ -21,7 +21,7 @@ import time
 import torch
 
 import warpreduce_torch as wr
-from warpreduce_torch.testing import random_tensor
+from warpreduce_torch.testing import in_tight_storage, random_tensor
 
 CASES = [  # (shape, dim): every kernel
     ((1025,), None),  # small
@@ -79,16 +79,6 @@ EXTRA_DTYPES_MAX_ELEMENTS = 1 << 21
 SPLIT_CASES = [(((1 << 20) + 3,), None), ((5, 300003), 1), ((2**16 + 1, 8), 0)]
 
 
-def tight(x):
-    """x's elements in a storage of their own that ends at x's last element."""
-    last = x.storage_offset() + sum((s - 1) * t for s, t in zip(x.shape, x.stride()))
-    return (
-        x.as_strided((last + 1,), (1,), 0)
-        .clone()
-        .as_strided(x.shape, x.stride(), x.storage_offset())
-    )
-
-
 def check(got, x, dim):
     # The reference on the CPU: torch.sum's own CUDA kernel draws initcheck and racecheck
     # reports of its own, which would hide or be taken for ours.
@@ -124,7 +114,9 @@ def every_kernel():
                     run(x[::2, ..., : x.shape[-1] - 1], dim, kernel)  # sliced: short runs
                 if fast and x.dim() == 3:
                     run(x[..., ::2], dim, kernel)  # stepped: gapped columns or column tiles
-                    run(tight(x[..., ::2]), dim, kernel)  # ... nothing past its last element
+                    run(
+                        in_tight_storage(x[..., ::2]), dim, kernel
+                    )  # ... nothing past its last element
                     run(x.permute(2, 1, 0), dim, kernel)  # kept dims out of order (dim 1)
                     run(x[:1].expand(3, -1, -1), dim, kernel)  # a kept dim broadcast (dim 1)
         torch.cuda.synchronize()

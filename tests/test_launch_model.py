@@ -9,7 +9,12 @@ import pytest
 import torch
 
 import warpreduce_torch as wr
-from warpreduce_torch.testing import assert_sum_matches, random_tensor, round_float64
+from warpreduce_torch.testing import (
+    assert_sum_matches,
+    in_tight_storage,
+    random_tensor,
+    round_float64,
+)
 
 from .support import DEVICES, DTYPES, requires_cuda
 
@@ -376,16 +381,6 @@ def test_gapped_columns_plan(case):
     assert all(p["gaps"] == (1, 1) for p in wr._C.plan(x, dims)["passes"])
 
 
-def tight(x):
-    """x's elements in a storage of their own that ends at x's last element."""
-    last = x.storage_offset() + sum((s - 1) * t for s, t in zip(x.shape, x.stride()))
-    return (
-        x.as_strided((last + 1,), (1,), 0)
-        .clone()
-        .as_strided(x.shape, x.stride(), x.storage_offset())
-    )
-
-
 def test_gapped_spans_read_whole_vectors_where_the_storage_goes_on():
     """A gapped span whose last vector is partial (x[..., ::2]: 2n - 1 elements) is read
     in whole vectors where the storage has the elements past it (plan: the first pass's
@@ -393,7 +388,7 @@ def test_gapped_spans_read_whole_vectors_where_the_storage_goes_on():
     x = gapped_view((64, 89, 16), torch.float32, "cpu", step=2)
     (p,) = wr._C.plan(x, [0, 1], as_cuda=True)["passes"]
     assert p["inner"] == 31 and p["gaps"] == (2, 1) and p["slack"] == 1
-    (p,) = wr._C.plan(tight(x), [0, 1], as_cuda=True)["passes"]
+    (p,) = wr._C.plan(in_tight_storage(x), [0, 1], as_cuda=True)["passes"]
     assert p["inner"] == 31 and p["slack"] == 0
     assert wr._C.plan(x, [0, 1])["passes"][0]["slack"] == 0  # the CPU's plan: no gaps
 
@@ -406,7 +401,7 @@ def test_gapped_columns_sum_like_torch_sum(dtype, case):
     for offset in (0, 1, 3):  # the rows' first vector at every alignment
         x = gapped_view(shape, dtype, "cuda", gap=gap, step=step, offset=offset)
         if offset == 1:
-            x = tight(x)  # nothing to read past the last element
+            x = in_tight_storage(x)  # nothing to read past the last element
         for kernel in [k for k in ("auto", "exact") if k in wr.kernels("cuda")]:
             if kernel == "exact" and not dtype.is_floating_point:
                 continue

@@ -77,6 +77,17 @@ def random_view(shape, layout, dtype, device, seed=0, *, mean=0.5):
     raise ValueError(layout)
 
 
+def in_tight_storage(x):
+    """x's elements in a storage of their own that ends at x's last element (nothing to
+    read past it), with x's sizes, strides and offset."""
+    last = x.storage_offset() + sum((s - 1) * t for s, t in zip(x.shape, x.stride()))
+    return (
+        x.as_strided((last + 1,), (1,), 0)
+        .clone()
+        .as_strided(x.shape, x.stride(), x.storage_offset())
+    )
+
+
 def reduced_length(shape, dim):
     """How many elements each output of a sum over `dim` adds."""
     if dim is None or (not isinstance(dim, int) and len(dim) == 0):
