@@ -22,6 +22,17 @@ int64_t pow2_floor(int64_t v) {
   return p;
 }
 
+// Whether every row of `pass` starts on a multiple of `bytes` bytes: the data there, and
+// the reduced and outer strides multiples of `elements` (elements x element bytes ==
+// bytes), so that loads of `bytes` bytes read each row's columns alike.
+bool rows_aligned(const ReductionPass& pass, const ElementShape& element, int64_t elements,
+                  int64_t bytes) {
+  bool aligned = element.data_address % bytes == 0 && pass.reduced_stride % elements == 0;
+  for (int d = 0; d < pass.outer.ndim; ++d)
+    aligned = aligned && pass.outer.strides[d] % elements == 0;
+  return aligned;
+}
+
 // Whether tiles of whole slabs can be copied: slabs short enough.
 bool slabs_fit(const ReductionPass& pass, int64_t bytes) {
   const int64_t most = pass.is_rows() ? Tuning::kRowSlabMaxBytes : Tuning::kSlabMaxBytes;
@@ -159,8 +170,7 @@ Launch columns_launch(const ReductionPass& pass, const ElementShape& element,
   // vector, and, for 1- and 2-byte elements, shifted loads (LaunchTuning says where each
   // ends); for longer ones a partial last vector where the partial columns are rare.
   const bool contiguous = element.vectors() && lanes > 1 && pass.inner_stride == 1;
-  bool aligned = element.data_address % 16 == 0 && pass.reduced_stride % lanes == 0;
-  for (int d = 0; d < pass.outer.ndim; ++d) aligned = aligned && pass.outer.strides[d] % lanes == 0;
+  const bool aligned = rows_aligned(pass, element, lanes, 16);
   const bool whole = contiguous && aligned && pass.inner % lanes == 0;
   const bool enough_vectors =
       contiguous && pass.inner >= Tuning::kColumnMinUnalignedVectors * lanes;
@@ -172,30 +182,16 @@ Launch columns_launch(const ReductionPass& pass, const ElementShape& element,
   // 4-byte elements there: 8-byte vectors where those are aligned alike (rows an even
   // number of elements apart), two outputs a lane. WARPREDUCE_NO_HALF_VECTORS=1 leaves
   // them out: a knob for measuring (benchmarks), read once.
-  static const bool no_half_vectors = [] {
-    const char* v = std::getenv("WARPREDUCE_NO_HALF_VECTORS");
-    return v != nullptr && std::string(v) == "1";
-  }();
-  bool half_aligned =
-      !no_half_vectors && element.data_address % 8 == 0 && pass.reduced_stride % 2 == 0;
-  for (int d = 0; d < pass.outer.ndim; ++d) {
-    half_aligned = half_aligned && pass.outer.strides[d] % 2 == 0;
-  }
-  const bool half = wide && !aligned && bytes == Tuning::kColumnHalfVectorBytes && half_aligned;
+  static const bool no_half_vectors = knob_is_set("WARPREDUCE_NO_HALF_VECTORS");
+  const bool half = !no_half_vectors && wide && !aligned &&
+                    bytes == Tuning::kColumnHalfVectorBytes && rows_aligned(pass, element, 2, 8);
   const bool vectors = whole || (wide && aligned) || long_partial || shifted || half;
   // 2-byte elements under longer reduced dims, rows an even number of elements apart but
   // not aligned alike to 16 bytes: 4-byte loads, two outputs a lane, rather than an
   // element a lane. WARPREDUCE_NO_PAIRS=1 leaves them out: a knob for measuring.
-  static const bool no_pairs = [] {
-    const char* v = std::getenv("WARPREDUCE_NO_PAIRS");
-    return v != nullptr && std::string(v) == "1";
-  }();
-  bool pair_aligned = element.data_address % 4 == 0 && pass.reduced_stride % 2 == 0;
-  for (int d = 0; d < pass.outer.ndim; ++d) {
-    pair_aligned = pair_aligned && pass.outer.strides[d] % 2 == 0;
-  }
+  static const bool no_pairs = knob_is_set("WARPREDUCE_NO_PAIRS");
   const bool pairs = !no_pairs && contiguous && !vectors && bytes == Tuning::kColumnPairBytes &&
-                     pair_aligned && pass.inner >= 2;
+                     rows_aligned(pass, element, 2, 4) && pass.inner >= 2;
   // Short slabs: through shared memory, unless the loads are whole vectors already (a
   // lane then owns a vector of adjacent outputs, and its loads down a short reduced dim
   // are in flight together): 8 rows of 4, 8 and 12 floats ran at 59%, 84% and 87% of a
@@ -203,10 +199,7 @@ Launch columns_launch(const ReductionPass& pass, const ElementShape& element,
   // kernel issues an instruction nearly every cycle: ncu, 3.9 warp instructions an
   // output). WARPREDUCE_PREFER_SLABS=1 tiles every slab that fits: a knob for measuring
   // the two side by side (benchmarks), read once.
-  static const bool prefer_slabs = [] {
-    const char* v = std::getenv("WARPREDUCE_PREFER_SLABS");
-    return v != nullptr && std::string(v) == "1";
-  }();
+  static const bool prefer_slabs = knob_is_set("WARPREDUCE_PREFER_SLABS");
   // (Neither tiles read the gaps of a gapped inner dim: its columns take every element.)
   if (!pass.gapped() && slabs_fit(pass, bytes) && (!vectors || prefer_slabs)) {
     return slabs_launch(pass, bytes);
@@ -217,10 +210,7 @@ Launch columns_launch(const ReductionPass& pass, const ElementShape& element,
   // An element a lane, tx = inner, left bfloat16 20194023 x 4 over dim 0 at 0.79x
   // torch.sum on an H200 (seed 41), and 2443934 x 4 x 4 over dims (0, 1) at 0.85x.
   // WARPREDUCE_NO_FOLDED_COLUMNS=1 leaves them out: a knob for measuring (benchmarks).
-  static const bool no_folded = [] {
-    const char* v = std::getenv("WARPREDUCE_NO_FOLDED_COLUMNS");
-    return v != nullptr && std::string(v) == "1";
-  }();
+  static const bool no_folded = knob_is_set("WARPREDUCE_NO_FOLDED_COLUMNS");
   const bool folded = !no_folded && contiguous && bytes >= Tuning::kColumnFoldMinBytes &&
                       !pass.gapped() && pass.outer_size == 1 && pass.reduced_stride == pass.inner &&
                       pass.inner > 1 && pass.inner < lanes && lanes % pass.inner == 0 &&
@@ -280,6 +270,11 @@ Launch columns_launch(const ReductionPass& pass, const ElementShape& element,
 }
 
 }  // namespace
+
+bool knob_is_set(const char* name) {
+  const char* v = std::getenv(name);
+  return v != nullptr && std::string(v) == "1";
+}
 
 const char* launch_kind_name(LaunchKind kind) {
   // In LaunchKind's order.

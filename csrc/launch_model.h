@@ -60,6 +60,10 @@ enum class LaunchKind { kRowsVectors, kSlabs, kColumnTiles, kRowsGrouped, kRowsS
 
 const char* launch_kind_name(LaunchKind kind);
 
+// Whether the environment variable `name` is "1": the WARPREDUCE_* knobs that turn one
+// decision off (or on) for measuring it side by side; each caller reads its knob once.
+bool knob_is_set(const char* name);
+
 struct Launch {
   LaunchKind kind = LaunchKind::kRowsSplit;
   // rows_vectors, slabs, rows_grouped: lanes that share one output (a power of two <= 32).

@@ -12,7 +12,6 @@
 #include <c10/util/accumulate.h>
 
 #include <algorithm>
-#include <cstdlib>
 #include <numeric>
 #include <sstream>
 
@@ -390,12 +389,8 @@ SumPlan make_plan(const at::Tensor& self, at::OptionalIntArrayRef dim, bool keep
   // the tiles of slabs (which do not read gaps). WARPREDUCE_NO_GAPPED_ROWS=1 and
   // WARPREDUCE_NO_GAPPED_COLUMNS=1 plan without them: knobs for measuring side by side
   // (benchmarks), read once.
-  static const auto knob = [](const char* name) {
-    const char* v = std::getenv(name);
-    return v != nullptr && std::string(v) == "1";
-  };
-  static const bool no_gapped_rows = knob("WARPREDUCE_NO_GAPPED_ROWS");
-  static const bool no_gapped_columns = knob("WARPREDUCE_NO_GAPPED_COLUMNS");
+  static const bool no_gapped_rows = knob_is_set("WARPREDUCE_NO_GAPPED_ROWS");
+  static const bool no_gapped_columns = knob_is_set("WARPREDUCE_NO_GAPPED_COLUMNS");
   Gaps gaps;
   if (cuda_auto) {
     const int64_t bytes = static_cast<int64_t>(x.element_size());

@@ -9,9 +9,7 @@
 #include <c10/cuda/CUDAStream.h>
 
 #include <algorithm>
-#include <cstdlib>
 #include <limits>
-#include <string>
 
 #include "../pass_chain.h"
 #include "../plan.h"
@@ -333,10 +331,7 @@ __global__ void __launch_bounds__(kCarryThreads)
 // WARPREDUCE_EXACT_CERTIFY_EACH=1 certifies at every level everywhere: a knob for
 // measuring the two side by side (benchmarks), read once.
 inline bool certify_once(const ReductionPass& pass, size_t element_bytes) {
-  static const bool certify_each = [] {
-    const char* v = std::getenv("WARPREDUCE_EXACT_CERTIFY_EACH");
-    return v != nullptr && std::string(v) == "1";
-  }();
+  static const bool certify_each = knob_is_set("WARPREDUCE_EXACT_CERTIFY_EACH");
   constexpr int64_t kFloatMaxLength = int64_t{1} << 14;
   return !certify_each && (element_bytes == 2 || pass.length <= kFloatMaxLength);
 }
