@@ -113,7 +113,7 @@ struct ReductionPass {
   int64_t period = 1;
   int64_t width = 1;
   // Elements that may be read past the pass's last one (the rest of the input's storage:
-  // plan.cpp sets it on the first pass of a CUDA auto sum), so that a gapped inner dim
+  // plan.cpp sets it on a gapped first pass, the only reader), so that a gapped inner dim
   // is read in whole vectors where its span ends within one (run_pass.cuh).
   int64_t slack = 0;
 

@@ -426,9 +426,10 @@ SumPlan make_plan(const at::Tensor& self, at::OptionalIntArrayRef dim, bool keep
     plan.passes.assign({rows});
   }
   if (fold_expanded) plan.passes.back().repeat = repeat;
-  if (cuda_auto && !plan.copied) {
+  if (!plan.copied && plan.passes[0].gapped()) {
     // The storage past the view's last element (a strided last dim x[..., ::2] of a
-    // tensor ends one element before its storage does).
+    // tensor ends one element before its storage does), for the one pass that reads past
+    // it: a gapped first pass (CUDA auto only).
     int64_t last = plan.input.storage_offset();
     for (int64_t d = 0; d < plan.input.dim(); ++d) {
       last += (plan.input.size(d) - 1) * plan.input.stride(d);
