@@ -37,8 +37,8 @@ AUTO_CASES = [  # every launch of the launch model (csrc/launch_model.h)
     ((3000, 301), 1),  # rows a warp each
     ((5, 300003), 1),  # split rows
     ((2**16 + 1, 8), 0),  # few columns: split
-    ((4001, 4096), 0),  # vectorized columns
-    ((4096, 4, 16), 1),  # flat columns across outer slices
+    ((4001, 4096), 0),  # vectorized columns (1-byte elements: 4-byte words)
+    ((4096, 4, 16), 1),  # flat columns across outer slices (permuted, below: outer-first)
     ((3, 100003), 0),  # shifted vector columns (and unaligned: the data's edges)
     ((2, 3, 5000), 1),  # column tiles, gapped columns (stepped, below)
     ((1001, 1027), 0),  # columns element by element

@@ -116,6 +116,11 @@ struct ReductionPass {
   // plan.cpp sets it on a gapped first pass, the only reader), so that a gapped inner dim
   // is read in whole vectors where its span ends within one (run_pass.cuh).
   int64_t slack = 0;
+  // The result holds the outputs of consecutive outer indices (one inner index) next to
+  // each other, and those of consecutive inner indices apart (plan.cpp sets it on the last
+  // pass of a CUDA auto sum that writes a permuted layout's result in place: x.sum(1) of
+  // x = t.permute(2, 1, 0)), so that columns can store along the outer dim.
+  bool outer_outputs_adjacent = false;
 
   bool is_rows() const { return inner == 1; }
   bool gapped() const { return period > 1; }

@@ -189,9 +189,25 @@ Launch columns_launch(const ReductionPass& pass, const ElementShape& element,
   // 2-byte elements under longer reduced dims, rows an even number of elements apart but
   // not aligned alike to 16 bytes: 4-byte loads, two outputs a lane, rather than an
   // element a lane. WARPREDUCE_NO_PAIRS=1 leaves them out: a knob for measuring.
+  // (Pairs rather than shifted vectors under short reduced dims lost: bfloat16 2 x 6132872
+  // of a sliced tensor over dim 0, 25 -> 94 us; float16 18416420 x 7 over dim 1, 133 ->
+  // 266 us; H100, seeds 53 and 59.)
   static const bool no_pairs = knob_is_set("WARPREDUCE_NO_PAIRS");
   const bool pairs = !no_pairs && contiguous && !vectors && bytes == Tuning::kColumnPairBytes &&
                      rows_aligned(pass, element, 2, 4) && pass.inner >= 2;
+  // 1-byte elements in rows aligned alike to 4 bytes: 4-byte words, four outputs a lane
+  // (two blocks an SM), rather than an element a lane, shifted vectors or, under long
+  // reduced dims, whole 16-byte vectors (16 wide integer accumulators a lane, one block an
+  // SM). On an H100 (seeds 53, 59): bool 21398 x 156 x 4 over dims (0, 1) 19.0 -> 14.5 us
+  // (from an element a lane), 3 x 24352 x 696 permuted over dims (0, 2) 51 -> 36 (from
+  // whole vectors, 24352 rows); under short reduced dims whole vectors stay, their lanes'
+  // 128 contiguous bytes of outputs a store: int8 18083888 x 6 over dim 1 took 234 us in
+  // words, 206 in vectors. WARPREDUCE_NO_BYTE_WORDS=1 leaves them out: a knob for
+  // measuring.
+  static const bool no_byte_words = knob_is_set("WARPREDUCE_NO_BYTE_WORDS");
+  const bool byte_words = !no_byte_words && contiguous && bytes == 1 &&
+                          rows_aligned(pass, element, 4, 4) && pass.inner >= 4 &&
+                          (!aligned || pass.length > Tuning::kColumnMaxUnalignedRows);
   // Short slabs: through shared memory, unless the loads are whole vectors already (a
   // lane then owns a vector of adjacent outputs, and its loads down a short reduced dim
   // are in flight together): 8 rows of 4, 8 and 12 floats ran at 59%, 84% and 87% of a
@@ -234,11 +250,11 @@ Launch columns_launch(const ReductionPass& pass, const ElementShape& element,
 
   Launch launch;
   launch.kind = LaunchKind::kColumns;
-  launch.vector = half ? lanes / 2 : vectors ? lanes : pairs ? 2 : 1;
-  launch.shifted = shifted;
+  launch.vector = byte_words ? 4 : half ? lanes / 2 : vectors ? lanes : pairs ? 2 : 1;
+  launch.shifted = shifted && !byte_words;
   const int64_t columns = ceil_div(pass.inner, launch.vector);  // of vectors, an outer slice
   const int64_t rows_per_lane =
-      vectors ? Tuning::kColumnRowsPerLane : Tuning::kColumnRowsPerLaneScalar;
+      vectors && !byte_words ? Tuning::kColumnRowsPerLane : Tuning::kColumnRowsPerLaneScalar;
   const int64_t threads = Tuning::kColumnThreads;
   // Lanes down the reduced dim while each keeps rows_per_lane rows.
   const int64_t ty_by_rows =
@@ -265,6 +281,16 @@ Launch columns_launch(const ReductionPass& pass, const ElementShape& element,
     launch.ty = static_cast<unsigned>(ty);
     launch.tx = static_cast<unsigned>(threads / launch.ty);
     launch.flat = true;
+    // Where the result holds consecutive outer indices side by side, a warp takes 32 of
+    // them in one column: its stores are adjacent. Across columns, each lane's outputs
+    // lay a whole result row apart (bool 806 x 7 x 38762 permuted (2, 1, 0), over dim 1:
+    // 833 us on an H200, torch.compile 154). On an H100 (seed 59), that sum went from 213
+    // to 568 GB/s, bfloat16 384 x 2 x 4 x 20686 permuted over dim 2 from 429 to 1045,
+    // int8 79164 x 8 x 191 permuted from 179 to 387 (with 4-byte words).
+    // WARPREDUCE_NO_OUTER_FIRST=1 leaves it out: a knob for measuring (benchmarks).
+    static const bool no_outer_first = knob_is_set("WARPREDUCE_NO_OUTER_FIRST");
+    launch.outer_first = !no_outer_first && pass.outer_outputs_adjacent &&
+                         pass.outer_size >= Tuning::kOuterFirstMinOuter;
   }
   return launch;
 }
@@ -303,7 +329,7 @@ std::string Launch::describe() const {
       break;
     case LaunchKind::kColumns:
       s << " vector=" << vector << (shifted ? " shifted" : "") << " tx=" << tx << " ty=" << ty
-        << (flat ? " flat" : "");
+        << (flat ? " flat" : "") << (outer_first ? " outer_first" : "");
       if (fold > 1) s << " fold=" << fold;
       break;
   }

@@ -31,7 +31,9 @@
 //                 Also gapped inner dims (geometry.h): kept dims a short gap apart, or
 //                 a strided last dim, read as one span, the gaps' sums left unstored;
 //                 and folded ones: a few adjacent outputs under a long reduced dim,
-//                 rows one after another, read as one stream of whole vectors.
+//                 rows one after another, read as one stream of whole vectors. Where
+//                 the result holds consecutive outer indices side by side (a permuted
+//                 input's), a warp takes 32 of them in one column ("outer-first").
 #pragma once
 
 #include <cstdint>
@@ -78,13 +80,18 @@ struct Launch {
   int64_t per_segment = 0;
   int64_t width = 0;
   // columns: elements a lane loads at once (1, a 16-byte vector, an 8-byte one of 4-byte
-  // elements or a 4-byte one of 2-byte elements whose rows are not aligned alike), lanes across the
-  // outputs (tx) and down the reduced dim (ty), whether a tile's lanes run across outer
-  // slices (flat), and the blocks a tile's rows are split over.
+  // elements or a 4-byte one of 2-byte elements whose rows are not aligned alike, a 4-byte
+  // one of 1-byte elements), lanes across the outputs (tx) and down the reduced dim (ty),
+  // whether a tile's lanes run across outer slices (flat), and the blocks a tile's rows are
+  // split over.
   int64_t vector = 1;
   bool shifted = false;  // vectors read where the rows are not aligned alike (columns.cuh)
   unsigned tx = 0, ty = 0;
   bool flat = false;
+  // Flat columns whose result holds consecutive outer indices side by side (the pass's
+  // outer_outputs_adjacent): a warp's lanes take 32 consecutive outer indices of one
+  // column rather than 32 consecutive columns, so that its stores are adjacent.
+  bool outer_first = false;
   int64_t splits = 1;
   // columns: where a few adjacent outputs (fewer than a vector's elements, dividing them)
   // sit under a long reduced dim whose rows follow one another, those outputs: the rows
@@ -174,6 +181,9 @@ struct LaunchTuning {
   // with two).
   static constexpr int64_t kColumnRowsPerSplitLane = 8;
   static constexpr unsigned kColumnThreads = 512;
+  // Outer-first flat columns (Launch::outer_first) where the outer indices fill at least
+  // this many warps' lanes (a warp of 32 outer indices per column, the rest idle).
+  static constexpr int64_t kOuterFirstMinOuter = 64;
   // Rows shorter than this many vectors a lane go to a group per row only while the rows
   // keep a quarter of the GPU's threads busy; else several blocks a row.
   static constexpr int64_t kGroupedMaxVectorsPerLane = 64;

@@ -163,6 +163,20 @@ void place_outputs(SumPlan& plan, bool cuda_auto) {
   }
 }
 
+// ReductionPass::outer_outputs_adjacent for the last pass of a plan that writes its result
+// in place: the result dims of the pass's inner outputs (the innermost digits of
+// output_order, kept_inner outputs in all) are followed by one of stride 1, the outer
+// index's innermost digit.
+void mark_outer_outputs_adjacent(SumPlan& plan) {
+  ReductionPass& pass = plan.passes.back();
+  const OuterDims& order = plan.output_order;
+  if (order.ndim == 0 || pass.is_rows()) return;
+  int64_t inner = 1;
+  int d = order.ndim - 1;
+  while (d >= 0 && inner < pass.kept_inner()) inner *= order.sizes[d--];
+  pass.outer_outputs_adjacent = d >= 0 && inner == pass.kept_inner() && order.strides[d] == 1;
+}
+
 }  // namespace
 
 int64_t exact_digits_width(at::ScalarType dtype) {
@@ -439,6 +453,7 @@ SumPlan make_plan(const at::Tensor& self, at::OptionalIntArrayRef dim, bool keep
     plan.passes[0].slack = std::max<int64_t>(0, stored - last - 1);
   }
   place_outputs(plan, cuda_auto);
+  mark_outer_outputs_adjacent(plan);
   return plan;
 }
 

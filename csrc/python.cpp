@@ -113,6 +113,7 @@ pybind11::dict describe_plan(const at::Tensor& x, std::optional<std::vector<int6
     pass["repeat"] = p.repeat;
     pass["gaps"] = pybind11::make_tuple(p.period, p.width);
     pass["slack"] = p.slack;
+    pass["outer_outputs_adjacent"] = p.outer_outputs_adjacent;
     pass["packed_rows"] = p.packed_rows();
     pass["even_rows"] = p.even_rows();
     pass["launch"] = choose_launch(p, element, device).describe();

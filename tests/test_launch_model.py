@@ -486,3 +486,98 @@ def test_folded_columns_sum_like_torch_sum(dtype, case):
         z = x.clone()
         z[-1] = float("nan")
         assert_sum_matches(wr.sum(z[:-1], dims), z[:-1], dims)
+
+
+def reversed_view(shape, dtype, device, offset=0):
+    """A contiguous tensor of `shape` (its data `offset` elements into its storage), its
+    dims reversed: the sum's result holds the first memory dim innermost."""
+    count = math.prod(shape) + offset
+    base = random_tensor((count,), dtype, device, seed=7)[offset:].view(shape)
+    return base.permute(*reversed(range(len(shape))))
+
+
+# Outer-first columns (Launch::outer_first): flat columns whose result holds consecutive
+# outer indices side by side. (dtype, contiguous shape A x B x C reversed, so that the
+# sum over dim 1 has outer A, reduced B, inner C; whether the launch is outer-first.)
+OUTER_FIRST_CASES = [
+    (torch.float32, (100, 4, 64), True),
+    (torch.float32, (64, 4, 64), True),  # the least outer extent
+    (torch.float32, (63, 4, 64), False),
+    (torch.float32, (1025, 7, 1000), True),
+    (torch.float32, (1025, 7, 17), False),  # short slabs: tiles
+    (torch.float32, (4099, 2, 36), True),
+    (torch.bfloat16, (333, 5, 96), True),
+    (torch.bool, (806, 7, 70), True),  # shifted vectors (rows 70 apart)
+    (torch.int8, (129, 6, 400), True),  # 4-byte words
+    (torch.float64, (257, 2, 130), True),
+    (torch.float32, (65, 4096, 8), True),  # a long reduced dim: lanes down it too
+    (torch.float32, (33, 4096, 8), False),
+]
+
+
+@pytest.mark.parametrize("case", OUTER_FIRST_CASES, ids=str)
+def test_outer_first_columns_plan(case):
+    dtype, shape, outer_first = case
+    x = reversed_view(shape, dtype, "cpu")
+    (p,) = wr._C.plan(x, [1], as_cuda=True)["passes"]
+    assert p["outer"] == [(shape[0], shape[1] * shape[2])] and p["inner"] == shape[2]
+    assert p["outer_outputs_adjacent"]
+    assert (" outer_first" in p["launch"]) == outer_first, p["launch"]
+    # The same sum of the tensor in its own order: its result is in memory order.
+    (p,) = wr._C.plan(random_tensor(shape, dtype, "cpu"), [1], as_cuda=True)["passes"]
+    assert not p["outer_outputs_adjacent"] and " outer_first" not in p["launch"]
+    # The CPU's plan writes no result in place.
+    assert not wr._C.plan(x, [1])["passes"][0]["outer_outputs_adjacent"]
+
+
+@requires_cuda
+@pytest.mark.parametrize("dtype", DTYPES, ids=str)
+@pytest.mark.parametrize("case", OUTER_FIRST_CASES, ids=str)
+def test_outer_first_columns_sum_like_torch_sum(dtype, case):
+    _, shape, _ = case
+    for offset in (0, 1):
+        x = reversed_view(shape, dtype, "cuda", offset)
+        for keepdim in (False, True):
+            result = wr.sum(x, [1], keepdim=keepdim)
+            assert result.is_contiguous()
+            assert_sum_matches(result, x, [1], keepdim=keepdim)
+        # Over more dims: the sum of both kept dims' neighbours, and with a kept dim
+        # expanded.
+        assert_sum_matches(wr.sum(x[:, :, :-1], [1]), x[:, :, :-1], [1])
+        y = x[:, :, :1].expand(*x.shape[:2], 3)
+        assert_sum_matches(wr.sum(y, [1]), y, [1])
+
+
+# 1-byte elements in rows aligned alike to 4 bytes: 4-byte words, four outputs a lane,
+# but for whole 16-byte vectors under short reduced dims; shifted vectors where the rows
+# are not aligned alike to 4 bytes.
+BYTE_WORD_CASES = [
+    ((32, 4096), "contiguous", [0], "columns vector=16 "),  # whole vectors, short columns
+    ((33, 4096), "contiguous", [0], "columns vector=4 "),
+    ((6, 4100), "contiguous", [0], "columns vector=4 "),  # rows 4-byte aligned only
+    ((6, 4098), "contiguous", [0], "columns vector=16 shifted "),  # 2-byte aligned
+    ((6, 4096), "offset", [0], "columns vector=16 shifted "),
+    ((700, 4100), "contiguous", [0], "columns vector=4 "),  # long columns
+    ((700, 4098), "contiguous", [0], "columns vector=1 "),
+    ((4096, 3, 64), "contiguous", [1], "columns vector=16 "),
+    ((4096, 3, 66), "contiguous", [1], "columns vector=16 shifted "),
+    ((4096, 3, 68), "contiguous", [1], "columns vector=4 "),
+    ((64, 4096), "stepped", [0], "columns vector=4 "),  # a gapped span
+]
+
+
+@pytest.mark.parametrize("shape,layout,dims,launch", BYTE_WORD_CASES, ids=str)
+def test_byte_word_columns_plan(shape, layout, dims, launch):
+    for dtype in (torch.int8, torch.uint8, torch.bool):
+        (p,) = wr._C.plan(make(shape, layout, dtype, "cpu"), dims, as_cuda=True)["passes"]
+        assert p["launch"].startswith(launch), (dtype, p["launch"])
+
+
+@requires_cuda
+@pytest.mark.parametrize("dtype", [torch.int8, torch.uint8, torch.bool], ids=str)
+@pytest.mark.parametrize("shape,layout,dims,launch", BYTE_WORD_CASES, ids=str)
+def test_byte_word_columns_sum_like_torch_sum(dtype, shape, layout, dims, launch):
+    x = make(shape, layout, dtype, "cuda")
+    assert_sum_matches(wr.sum(x, dims), x, dims)
+    x = x[..., 1:]  # the rows' first word at another alignment
+    assert_sum_matches(wr.sum(x, dims), x, dims)

@@ -13,7 +13,10 @@
 //   columns of one slice, for few columns and a long reduced dim;
 // - flat tiles: tx consecutive columns whatever slice they belong to, so that a block
 //   packs many outer slices when the inner extent is small (2^20 x 4 x 16 over dim 1: a
-//   tile of one slice kept 4 of 256 lanes busy, 75 GB/s).
+//   tile of one slice kept 4 of 256 lanes busy, 75 GB/s);
+// - outer-first flat tiles: the same, numbered outer index first (32 outer indices of a
+//   column a warp), where the result holds consecutive outer indices side by side (a
+//   permuted input's result): each warp's stores then fill whole sectors.
 // When the tiles are too few to fill the GPU (8 x 2^24 dim 0 has many, 65536 x 128 dim 0
 // one), `splits` blocks share a tile's rows; each leaves its sums in partials and the
 // tile's last block adds them in split order (no float atomics). The launch model
@@ -51,6 +54,12 @@ constexpr unsigned kColumnThreads = 512;
 struct ColumnTiling {
   unsigned tx, ty;          // tx * ty == kColumnThreads
   bool flat;                // tiles run across outer slices
+  // Flat tiles numbered outer index first (Launch::outer_first): a warp's lanes are 32
+  // consecutive outer indices of one column; `column_group` columns take their warps of
+  // the same 32 in turn (a span of each of their rows), then the next 32.
+  bool outer_first;
+  int64_t column_group;
+  int64_t outer_chunks;  // ceil(outer_size / 32)
   int64_t columns;          // lanes' columns an outer slice holds: ceil(inner / kVec)
   int64_t tiles_per_outer;  // slab-aligned tiles: ceil(columns / tx)
   int64_t tiles;
@@ -302,7 +311,7 @@ __global__ void __launch_bounds__(kColumnThreads, (kColumnMinBlocks<P, kVec>))
   using Acc = typename P::Acc;
   using C = typename P::Sum;
   // 128 bytes in flight a thread with vectors; 32 elements without (2^23 x 3 dim 0, 4-byte
-  // loads: 16 in flight ran at 0.96x torch.sum), and 32 pairs of 2-byte elements.
+  // loads: 16 in flight ran at 0.96x torch.sum), and 32 4-byte words of 1- or 2-byte ones.
   constexpr int kUnroll = kVec == 1 || kVec * sizeof(T) == 4 ? 32 : kShifted ? 4 : 8;
   __shared__ C shared[kColumnThreads * kTyChunk<C>];
   const unsigned tx = tiling.tx, ty = tiling.ty;
@@ -315,7 +324,14 @@ __global__ void __launch_bounds__(kColumnThreads, (kColumnMinBlocks<P, kVec>))
   for (int64_t tile = blockIdx.x; tile < tiling.tiles; tile += gridDim.x) {
     int64_t o, column;
     bool active;
-    if (tiling.flat) {
+    if (tiling.outer_first) {
+      const int64_t index = tile * tx + tx_index;
+      const int64_t chunk = index / 32, per_group = tiling.column_group * tiling.outer_chunks;
+      const int64_t within = chunk % per_group;
+      column = chunk / per_group * tiling.column_group + within % tiling.column_group;
+      o = within / tiling.column_group * 32 + index % 32;
+      active = column < tiling.columns && o < c.outer_size;
+    } else if (tiling.flat) {
       const int64_t index = tile * tx + tx_index;
       o = index / tiling.columns;
       column = index % tiling.columns;
