@@ -54,6 +54,18 @@ def test_rows(dtype):
             assert_sum_matches(wr.sum(x), x)
 
 
+@pytest.mark.parametrize("dtype", [torch.float32, torch.float64, torch.bfloat16, torch.float16])
+@pytest.mark.parametrize("length", [9, 10, 17, 33, 300, 511])
+def test_short_rows_keep_their_bits_in_any_batch(dtype, length):
+    """Short rows are summed a vector's width of rows at a time (horizontal_sums): a row's
+    bits must not depend on how many rows come with it, or where it sits among them."""
+    x = random_tensor((37, length + 1), dtype, "cpu", seed=length)[:, 1:]  # unaligned too
+    whole = wr.sum(x, -1)
+    assert_sum_matches(whole, x, -1)
+    for begin, end in [(0, 1), (0, 3), (0, 8), (5, 14), (36, 37), (1, 37)]:
+        assert torch.equal(wr.sum(x[begin:end], -1), whole[begin:end]), (begin, end)
+
+
 # Reduced lengths around a block of rows (16) and a chunk (256); kept widths around a
 # vector, a group of vectors (64 floats) and a tile (2048 floats, 1024 doubles).
 COLUMN_LENGTHS = [2, 15, 17, 255, 257, 1023]
