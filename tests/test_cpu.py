@@ -132,6 +132,24 @@ def test_narrow_packed_columns(dtype):
     assert_sum_matches(wr.sum(offset, 1, keepdim=True), offset, 1, keepdim=True)
 
 
+@pytest.mark.parametrize("dtype", DTYPES, ids=str)
+@pytest.mark.parametrize("inner", [2, 4, 8, 16])
+def test_folded_packed_columns(dtype, inner):
+    """Packed columns whose count divides a vector's width, under an outer dim: each outer
+    slice summed as one row, its lanes folded into the outputs (folded_packed_columns);
+    slices shorter than a vector, than a leaf, longer than a leaf, and past a task's chunk
+    of a row (2^14 elements, where narrow_packed_columns takes them). A slice's bits do
+    not depend on the others."""
+    for length in (1, 3, 5, 31, 129, 257, 1025, 4097, 2**14 // inner + 1):
+        x = random_tensor((37, length, inner), dtype, "cpu", seed=length + inner)
+        whole = wr.sum(x, 1)
+        assert_sum_matches(whole, x, 1)
+        assert torch.equal(wr.sum(x[5:9], 1), whole[5:9])
+        offset = random_tensor((5 * length * inner + 1,), dtype, "cpu")[1:]
+        offset = offset.view(5, length, inner)
+        assert_sum_matches(wr.sum(offset, 1, keepdim=True), offset, 1, keepdim=True)
+
+
 # Narrow columns of an outer dim of a slightly larger stride ((length, n, span)[..., :inner],
 # dim 0) are summed a whole span at a time, gaps included, when span <= 2 * inner: both
 # sides of that limit and of 64 columns; the gaps hold inf and NaN, which must not leak.
@@ -296,7 +314,8 @@ def float_error(fn, x, dim, ref):
 @pytest.mark.parametrize("dtype", [torch.float32, torch.bfloat16, torch.float16], ids=str)
 @pytest.mark.parametrize(
     "shape,dim",
-    [((1 << 18,), 0), ((1024, 1024), 0), ((1024, 1024), 1), ((64, 300, 64), (0, 2))],
+    [((1 << 18,), 0), ((1024, 1024), 0), ((1024, 1024), 1), ((64, 300, 64), (0, 2))]
+    + [((64, 4000, 4), 1)],  # folded packed columns
     ids=str,
 )
 def test_float_error_no_worse_than_torch_sum(dtype, shape, dim):
@@ -337,6 +356,7 @@ THREAD_CASES = [
     ((99991, 14), "stride2"),  # tiny strided rows
     ((100003, 5), 0),  # narrow packed columns
     ((7, 30011, 3), 1),
+    ((1001, 300, 4), 1),  # folded packed columns
     ((70001, 50, 8), "gapped"),  # narrow gapped columns
 ]
 
