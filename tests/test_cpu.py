@@ -133,13 +133,13 @@ def test_narrow_packed_columns(dtype):
 
 
 @pytest.mark.parametrize("dtype", DTYPES, ids=str)
-@pytest.mark.parametrize("inner", [2, 4, 8, 16])
+@pytest.mark.parametrize("inner", [2, 3, 4, 5, 6, 7, 8, 12, 16, 24, 40])
 def test_folded_packed_columns(dtype, inner):
-    """Packed columns whose count divides a vector's width, under an outer dim: each outer
-    slice summed as one row, its lanes folded into the outputs (folded_packed_columns);
-    slices shorter than a vector, than a leaf, longer than a leaf, and past a task's chunk
-    of a row (2^14 elements, where narrow_packed_columns takes them). A slice's bits do
-    not depend on the others."""
+    """Packed columns under an outer dim: each outer slice summed as one row, its lanes
+    folded into the outputs (folded_packed_columns: columns that divide a vector's width,
+    or periods of 3, 5 or 7 vectors); slices shorter than a vector, than a leaf, longer
+    than a leaf, and past a task's chunk of a row (2^14 elements, where the wide columns
+    take them). A slice's bits do not depend on the others."""
     for length in (1, 3, 5, 31, 129, 257, 1025, 4097, 2**14 // inner + 1):
         x = random_tensor((37, length, inner), dtype, "cpu", seed=length + inner)
         whole = wr.sum(x, 1)
@@ -357,6 +357,7 @@ THREAD_CASES = [
     ((100003, 5), 0),  # narrow packed columns
     ((7, 30011, 3), 1),
     ((1001, 300, 4), 1),  # folded packed columns
+    ((1001, 900, 3), 1),  # ... in periods of 3 vectors
     ((70001, 50, 8), "gapped"),  # narrow gapped columns
 ]
 
