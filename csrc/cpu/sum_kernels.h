@@ -165,6 +165,18 @@ V tree_sum(const V (&acc)[kAccumulators]) {
   return ((acc[0] + acc[1]) + (acc[2] + acc[3])) + ((acc[4] + acc[5]) + (acc[6] + acc[7]));
 }
 
+// lanes[first], lanes[first + step], ... (count of them: a power of two, at most a
+// vector's lanes) summed pairwise, in combine_t.
+template <typename A>
+combine_t<A> pairwise_lanes(const A* lanes, int64_t first, int64_t step, int64_t count) {
+  combine_t<A> sums[Vectorized<A>::size()];
+  for (int64_t j = 0; j < count; ++j) sums[j] = lanes[first + j * step];
+  for (int64_t half = count / 2; half >= 1; half /= 2) {
+    for (int64_t j = 0; j < half; ++j) sums[j] = sums[j] + sums[j + half];
+  }
+  return sums[0];
+}
+
 // The lanes of v summed pairwise, in combine_t; with a lane step s (a power of two that
 // divides the width), only lanes 0, s, 2s, ...: those of a row read with stride s.
 template <typename A>
@@ -172,13 +184,7 @@ combine_t<A> horizontal_sum(const Vectorized<A>& v, int64_t lane_step = 1) {
   constexpr int64_t kWidth = Vectorized<A>::size();
   alignas(64) A stored[kWidth];
   v.store(stored);
-  combine_t<A> lanes[kWidth];
-  const int64_t count = kWidth / lane_step;
-  for (int64_t j = 0; j < count; ++j) lanes[j] = stored[j * lane_step];
-  for (int64_t half = count / 2; half >= 1; half /= 2) {
-    for (int64_t j = 0; j < half; ++j) lanes[j] = lanes[j] + lanes[j + half];
-  }
-  return lanes[0];
+  return pairwise_lanes(stored, 0, lane_step, kWidth / lane_step);
 }
 
 // ---- One row: n elements, contiguous or strided --------------------------------------
@@ -904,22 +910,6 @@ void period_sums(const T* p, int64_t span, const T* end, typename VecLoad<T>::Ve
   for (int v = 0; v < V; ++v) out[v] = leaves[v].total();
 }
 
-// Output c of a slice from the lanes of its V vectors: the positions q = c, c + inner, ...
-// of the kPeriod lanes (a power of two of them), summed pairwise.
-template <typename Out, typename A>
-void fold_lanes(const A* lanes, int64_t period, int64_t inner, int64_t repeat, Out* y) {
-  using C = combine_t<A>;
-  for (int64_t c = 0; c < inner; ++c) {
-    C folded[16];
-    const int64_t count = period / inner;
-    for (int64_t k = 0; k < count; ++k) folded[k] = lanes[c + k * inner];
-    for (int64_t half = count / 2; half >= 1; half /= 2) {
-      for (int64_t k = 0; k < half; ++k) folded[k] = folded[k] + folded[k + half];
-    }
-    y[c] = from_zero<Out>(folded[0], repeat);
-  }
-}
-
 template <int V, typename T, typename Out>
 void folded_slices(const T* x, const ReductionPass& pass, Out* y) {
   using L = VecLoad<T>;
@@ -939,7 +929,12 @@ void folded_slices(const T* x, const ReductionPass& pass, Out* y) {
       period_sums<V>(p, span, end, sums);
       for (int v = 0; v < V; ++v) sums[v].store(lanes + v * W);
     }
-    fold_lanes(lanes, V * W, inner, pass.repeat, y + o * inner);
+    // Output c: the positions c, c + inner, ... of the V * W lanes (W / gcd(inner, W) of
+    // them, a power of two), summed pairwise.
+    for (int64_t c = 0; c < inner; ++c) {
+      y[o * inner + c] =
+          from_zero<Out>(pairwise_lanes(lanes, c, inner, V * W / inner), pass.repeat);
+    }
   });
 }
 
@@ -960,19 +955,19 @@ bool folded_packed_columns(const T* x, const ReductionPass& pass, Out* y) {
     // of a vector they lost, their slices short (float32 4000 x 100 x 6: 1.35 -> 0.99x,
     // 3000 x 200 x 7: 1.15 -> 0.93, 50000 x 10 x 12: 1.77 -> 1.34). Dev machine, AVX2.
     if (period_vectors > 1 && narrow_packed_rows(pass) == 0 && 2 * inner >= W) return false;
+    auto fold = [&](auto vectors) {
+      folded_slices<decltype(vectors)::value>(x, pass, y);
+      return true;
+    };
     switch (period_vectors) {
       case 1:
-        folded_slices<1>(x, pass, y);
-        return true;
+        return fold(std::integral_constant<int, 1>{});
       case 3:
-        folded_slices<3>(x, pass, y);
-        return true;
+        return fold(std::integral_constant<int, 3>{});
       case 5:
-        folded_slices<5>(x, pass, y);
-        return true;
+        return fold(std::integral_constant<int, 5>{});
       case 7:
-        folded_slices<7>(x, pass, y);
-        return true;
+        return fold(std::integral_constant<int, 7>{});
       default:
         return false;
     }
