@@ -11,7 +11,9 @@
 # the tests (pytest arguments, default: tests); DIMS_FILTER the dims step's cases;
 # RELIABILITY the reliability step's parts (default: all of them, in the order below;
 # multi-gpu skips with one GPU) and FUZZ_EXAMPLES its examples a property test;
-# NCU_DIMS_ARGS the ncu-dims step's cases (benchmarks/ncu_dims.py's arguments).
+# NCU_DIMS_ARGS the ncu-dims step's cases (benchmarks/ncu_dims.py's arguments); NO_COMPILE=1
+# leaves torch.compile out of the random and dims steps; SANITIZE_SECONDS limits each
+# compute-sanitizer run (default 400).
 set -uo pipefail
 cd "$(dirname "$0")/.."
 PACK=${OUT:-}
@@ -66,12 +68,12 @@ for step in $steps; do
       note compute-sanitizer
       tools="memcheck racecheck synccheck initcheck"
       for tool in $tools; do
-        PYTORCH_NO_CUDA_MEMORY_CACHING=1 timeout 400 compute-sanitizer --tool "$tool" --error-exitcode 9 \
+        PYTORCH_NO_CUDA_MEMORY_CACHING=1 timeout "${SANITIZE_SECONDS:-400}" compute-sanitizer --tool "$tool" --error-exitcode 9 \
           python3 benchmarks/sanitize.py >"$OUT/sanitize-$tool.log" 2>&1 &
       done
       # CUDA graph capture needs the caching allocator: the scratch part again with it.
       for tool in initcheck racecheck; do
-        timeout 400 compute-sanitizer --tool "$tool" --error-exitcode 9 \
+        timeout "${SANITIZE_SECONDS:-400}" compute-sanitizer --tool "$tool" --error-exitcode 9 \
           python3 benchmarks/sanitize.py --part scratch >"$OUT/sanitize-graph-$tool.log" 2>&1 &
       done
       for job in $(jobs -p); do wait "$job" || status=1; done
@@ -242,7 +244,8 @@ PY
       ;;
     dims)
       note "dim reductions"
-      python3 -m warpreduce_torch.bench --dims --dims-filter "${DIMS_FILTER:-}" --out "$OUT" 2>/dev/null |
+      python3 -m warpreduce_torch.bench --dims --dims-filter "${DIMS_FILTER:-}" ${NO_COMPILE:+--no-compile} \
+        --out "$OUT" 2>/dev/null |
         tee "$OUT/dims.txt" || status=1
       ;;
     *) echo "unknown step $step"; exit 2 ;;

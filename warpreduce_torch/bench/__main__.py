@@ -232,7 +232,7 @@ def run_dims(args, argv):
         f"torch {torch.__version__}, {datetime.datetime.now():%Y-%m-%d %H:%M}, {len(cases)} cases\n"
     )
     bar = progress(len(cases))
-    rows = dims.run(cases, bar)
+    rows = dims.run(cases, bar, with_compile=not args.no_compile)
     bar.close()
     dims.compare_table(rows).print()
     print(dims.markdown_table(rows))
@@ -418,7 +418,8 @@ def main(argv=None):
     parser.add_argument(
         "--no-compile",
         action="store_true",
-        help="with --random on a GPU: leave out torch.compile (compiling takes ~1-2 s a shape)",
+        help="with --random or --dims on a GPU: leave out torch.compile (compiling takes ~1-2 s "
+        "a shape)",
     )
     parser.add_argument(
         "--small-extents",

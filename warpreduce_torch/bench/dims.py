@@ -109,9 +109,9 @@ def reads_rows_in_place(x, dim):
     return not plan["copied"] and len(plan["passes"]) == 1 and plan["passes"][0]["packed_rows"]
 
 
-def implementations(case, x):
+def implementations(case, x, with_compile=True):
     """Each case compiles its own kernel (dynamic=False)."""
-    names = ["torch.sum", "torch.compile", "auto"]
+    names = ["torch.sum"] + (["torch.compile"] if with_compile else []) + ["auto"]
     if x.dtype.is_floating_point:
         names.append("exact")
     if reads_rows_in_place(x, case.dim):
@@ -131,13 +131,13 @@ def full_reduction_time(numel, dtype, cache):
     return cache[key]
 
 
-def run(cases, progress=None):
+def run(cases, progress=None, with_compile=True):
     rows, full_cache = [], {}
     for case in cases:
         probe = case.make(0)
         nbytes = probe.numel() * probe.element_size()
         inputs = rotated(case.make, nbytes)
-        fns = implementations(case, probe)
+        fns = implementations(case, probe, with_compile)
         for name, fn in fns.items():
             check_close_to_sum(name, fn(inputs[0]), inputs[0], case.dim, case.name)
         times = interleaved_gpu_times(fns, inputs)
@@ -203,8 +203,12 @@ def markdown_table(rows):
             f"| {name} | {auto['mib']:.0f} | {auto['plan']} | "
             + " | ".join(cells)
             + f" | {auto['full_gbps']:.0f} | {auto['gbps'] / impls['torch.sum']['gbps']:.2f}x"
-            f" | {auto['gbps'] / impls['torch.compile']['gbps']:.2f}x"
-            f" | {auto['gbps'] / auto['full_gbps']:.0%} | "
+            + (
+                f" | {auto['gbps'] / impls['torch.compile']['gbps']:.2f}x"
+                if "torch.compile" in impls
+                else " | "
+            )
+            + f" | {auto['gbps'] / auto['full_gbps']:.0%} | "
             + (f"{impls['exact']['gbps'] / auto['gbps']:.2f} |" if "exact" in impls else " |")
         )
     return "\n".join(lines)
@@ -213,13 +217,21 @@ def markdown_table(rows):
 def summary(rows):
     cases = by_case(rows)
     vs_sum = [c["auto"]["gbps"] / c["torch.sum"]["gbps"] for c in cases.values()]
-    vs_compile = [c["auto"]["gbps"] / c["torch.compile"]["gbps"] for c in cases.values()]
+    vs_compile = [
+        c["auto"]["gbps"] / c["torch.compile"]["gbps"]
+        for c in cases.values()
+        if "torch.compile" in c
+    ]
     geomean = lambda v: math.exp(statistics.fmean(math.log(x) for x in v))  # noqa: E731
     lines = [
         f"\n{len(cases)} cases (GB/s of input, higher is better):",
         f"  auto / torch.sum:     min {min(vs_sum):.2f}x, geometric mean {geomean(vs_sum):.2f}x",
-        f"  auto / torch.compile: min {min(vs_compile):.2f}x, geometric mean {geomean(vs_compile):.2f}x",
     ]
+    if vs_compile:
+        lines.append(
+            f"  auto / torch.compile: min {min(vs_compile):.2f}x, "
+            f"geometric mean {geomean(vs_compile):.2f}x"
+        )
     big = [
         (n, c["auto"]["gbps"] / c["auto"]["full_gbps"])
         for n, c in cases.items()
@@ -246,7 +258,7 @@ def summary(rows):
     slow = [
         n
         for n, c in cases.items()
-        if c["auto"]["gbps"] < max(c["torch.sum"]["gbps"], c["torch.compile"]["gbps"])
+        if c["auto"]["gbps"] < max(c[i]["gbps"] for i in ("torch.sum", "torch.compile") if i in c)
     ]
     if slow:
         lines.append("  slower than torch.sum or torch.compile: " + "; ".join(slow))
