@@ -115,6 +115,19 @@ struct OutputOrder {
 
 // ---- auto ---------------------------------------------------------------------------
 
+// A thread's kVec adjacent columns (columns.cuh) as a policy adds them, a row's kVec
+// elements at a time: each column its own P::Acc.
+template <typename P, int kVec>
+struct ColumnAccumulators {
+  typename P::Acc acc[kVec] = {};
+  template <typename T>
+  __device__ __forceinline__ void add(const T (&row)[kVec]) {
+#pragma unroll
+    for (int j = 0; j < kVec; ++j) P::add(acc[j], row[j]);
+  }
+  __device__ __forceinline__ typename P::Sum sum(int j) const { return P::sum_of(acc[j]); }
+};
+
 // What auto combines a thread's lanes, a block's threads and the blocks' partials in.
 // The stream adds in acc_t (float for float32 and 16-bit types), where each lane's chain
 // is short and its values small; the combining levels add the large values, and for
@@ -140,6 +153,9 @@ struct AutoSums {
   using Short = AutoSums<T, true, false>;  // for rows_vectors and slabs
   using Full = AutoSums<T, false, true>;   // for the full reduction
   static constexpr bool kExact = false;
+
+  template <int kVec>
+  using Columns = ColumnAccumulators<AutoSums, kVec>;
 
   int64_t repeat = 1;  // each output is its sum times this (ReductionPass::repeat)
   OutputOrder order;
@@ -442,6 +458,44 @@ struct RoundedChain {
   }
 };
 
+// ColumnAccumulators for rounded exact sums: a double sum a column, the certificate's fields shared
+// where they can be (the rows added, and for 16-bit elements the magnitude and the lsb
+// key too: a bound and a key that hold for every column hold for each). A RoundedChain a
+// column (five registers) held a thread to 8-byte vectors, half the bytes in flight of
+// auto's columns (run_pass.cuh says where 16 bytes won). float32 columns keep their own
+// magnitude and key: they are proved exact in double to about 2^14 rows (run_pass.cuh,
+// certify_once), a key or magnitude shared by k columns takes log2(k) bits of that
+// margin, and a failed certificate costs a recomputation of the column by one thread.
+template <typename T, int kVec>
+struct RoundedColumns {
+  static constexpr int kCertificates = sizeof(T) == 2 ? 1 : kVec;
+  double sums[kVec] = {};
+  float magnitude[kCertificates] = {};
+  uint32_t key[kCertificates];
+  uint32_t rows = 0;
+
+  __device__ __forceinline__ RoundedColumns() {
+#pragma unroll
+    for (int k = 0; k < kCertificates; ++k) key[k] = exact::kNoLsbKey;
+  }
+  __device__ __forceinline__ void add(const T (&row)[kVec]) {
+#pragma unroll
+    for (int j = 0; j < kVec; ++j) {
+      const int k = j * kCertificates / kVec;
+      const float f = static_cast<float>(row[j]);
+      sums[j] += static_cast<double>(f);
+      magnitude[k] = __fadd_ru(magnitude[k], fabsf(f));
+      key[k] = min(key[k], exact::lsb_key(f));
+    }
+    ++rows;
+  }
+  __device__ __forceinline__ RoundedSum sum(int j) const {
+    const int k = j * kCertificates / kVec;
+    const bool exact = exact::exact_in_double<T>(magnitude[k], exact::lsb_exponent<T>(key[k]));
+    return {sums[j], magnitude[k], ~key[k], exact ? 0u : rows};
+  }
+};
+
 // kernel="exact" for the float dtypes: a policy over the chain a thread adds its elements
 // in. ExactSums: ExactChain, certified sums at every level; ExactRoundedSums:
 // RoundedChain, rounded sums certified once an output (16- and 32-bit floats, where
@@ -457,6 +511,10 @@ struct ExactPolicy {
   using Short = ExactPolicy;
   using Full = ExactPolicy;
   static constexpr bool kExact = true;
+
+  template <int kVec>
+  using Columns = std::conditional_t<std::is_same_v<Sum, RoundedSum>, RoundedColumns<Element, kVec>,
+                                     ColumnAccumulators<ExactPolicy, kVec>>;
 
   ExactSource<Element> source;  // for recomputing an output whose certificate fails
 

@@ -200,57 +200,70 @@ struct Loaded {
     const uintptr_t shift = address % sizeof(Raw), aligned = address - shift;
     return aligned >= begin && aligned + (shift == 0 ? 1 : 2) * sizeof(Raw) <= end;
   }
-  template <typename P>
-  __device__ __forceinline__ void add_to(typename P::Acc (&acc)[kVec]) const {
+  template <typename Accumulators>
+  __device__ __forceinline__ void add_to(Accumulators& acc) const {
     T lanes[kVec];
     memcpy(lanes, &raw, sizeof(raw));
-#pragma unroll
-    for (int j = 0; j < kVec; ++j) P::add(acc[j], lanes[j]);
+    acc.add(lanes);
   }
 };
 template <typename T>
 struct Loaded<T, 1> {
   T value = T(0);
   __device__ __forceinline__ static Loaded load(const T* p) { return {*p}; }
-  template <typename P>
-  __device__ __forceinline__ void add_to(typename P::Acc (&acc)[1]) const {
-    P::add(acc[0], value);
+  template <typename Accumulators>
+  __device__ __forceinline__ void add_to(Accumulators& acc) const {
+    const T lanes[1] = {value};
+    acc.add(lanes);
   }
 };
+
+// kVec outputs at `at`, 16 bytes at a time (kVec * sizeof(Out) a multiple of 16, `at`
+// aligned to 16).
+template <typename Out, int kVec>
+__device__ __forceinline__ void store_vectors(Out* at, const Out (&values)[kVec]) {
+#pragma unroll
+  for (int k = 0; k < int{kVec * sizeof(Out) / 16}; ++k) {
+    uint4 chunk;
+    memcpy(&chunk, reinterpret_cast<const char*>(values) + 16 * k, 16);
+    reinterpret_cast<uint4*>(at)[k] = chunk;
+  }
+}
 
 // A thread's kVec adjacent outputs, the first `valid` of them (fewer in the last column
 // of an outer slice whose inner extent is not a whole number of vectors); 16 bytes at a
 // time where they fill whole aligned vectors: four 4-byte stores a thread left 68% of the
-// full sum's speed on 8 x 2^24 dim 0. Exact sums store one by one, all certified before
-// any fallback (whose call would otherwise keep the other sums alive across it: 52-112
-// bytes of spills a thread at 64 registers).
+// full sum's speed on 8 x 2^24 dim 0. Exact sums are all certified before any fallback
+// (whose call would otherwise keep the other sums alive across it: 52-112 bytes of
+// spills a thread at 64 registers), then stored as vectors where all of them certified.
 template <typename P, typename Out, typename C, int kVec>
 __device__ __forceinline__ void store_outputs(const P& policy, Out* y, int64_t q,
                                               const C (&sums)[kVec], int valid) {
+  constexpr bool kVectors = kVec * sizeof(Out) % 16 == 0;
+  const bool whole = valid == kVec && reinterpret_cast<uintptr_t>(y + q) % 16 == 0;
   if constexpr (P::kExact && !std::is_same_v<Out, CertifiedSum>) {
     Out values[kVec];
     bool certified[kVec];
+    bool all_certified = true;
 #pragma unroll
     for (int j = 0; j < kVec; ++j) {
       certified[j] = exact::certify<Out>(P::certificate(sums[j]), &values[j]);
+      all_certified = all_certified && certified[j];
+    }
+    if constexpr (kVectors) {
+      if (whole && all_certified) return store_vectors(y + q, values);
     }
 #pragma unroll
     for (int j = 0; j < kVec; ++j) {
       if (j < valid) y[q + j] = certified[j] ? values[j] : policy.recomputed(q + j);
     }
   } else {
-    if constexpr (!P::kExact && kVec * sizeof(Out) % 16 == 0) {
-      if (valid == kVec && policy.order.ndim == 0 && reinterpret_cast<uintptr_t>(y + q) % 16 == 0) {
+    if constexpr (!P::kExact && kVectors) {
+      if (whole && policy.order.ndim == 0) {
         Out values[kVec];
 #pragma unroll
         for (int j = 0; j < kVec; ++j) values[j] = policy.template output<Out>(sums[j]);
-#pragma unroll
-        for (int k = 0; k < int{kVec * sizeof(Out) / 16}; ++k) {
-          uint4 chunk;
-          memcpy(&chunk, reinterpret_cast<const char*>(values) + 16 * k, 16);
-          reinterpret_cast<uint4*>(y + q)[k] = chunk;
-        }
-        return;
+        return store_vectors(y + q, values);
       }
     }
 #pragma unroll
@@ -293,7 +306,7 @@ __device__ __forceinline__ void fold_sums(C (&sums)[kVec], int64_t fold) {
 
 // Two blocks an SM where the accumulators leave room (64 registers a thread); the wide
 // integer accumulators of 1- and 2-byte types, and certified sums, need more. Rounded
-// exact sums (8-byte vectors, run_pass.cuh) fit, with a few spills past the loop.
+// exact sums (RoundedColumns) fit.
 template <typename P, int kVec>
 constexpr int kColumnMinBlocks =
     sizeof(typename P::Acc) * kVec <= 32 || std::is_same_v<typename P::Sum, RoundedSum> ? 2 : 1;
@@ -304,11 +317,10 @@ template <typename T, typename Out, int kVec, bool kShifted, typename P>
 __global__ void __launch_bounds__(kColumnThreads, (kColumnMinBlocks<P, kVec>))
     columns(Columns<T> c, ColumnTiling tiling, Out* __restrict__ y,
             typename P::Sum* __restrict__ partials, unsigned* __restrict__ tickets, P policy) {
-  // Each output's running sum in P::Acc: for auto acc_t, float for float32 (as the full
-  // reduction). In double the conversions cost 5-9% (NCHW dim 1: 3731 -> 3503 GB/s,
+  // Each output's running sum (P::Columns): for auto acc_t, float for float32 (as the
+  // full reduction). In double the conversions cost 5-9% (NCHW dim 1: 3731 -> 3503 GB/s,
   // 2^19 x 100 dim 0: 3609 -> 3272, H200): float it is, combined in double (P::Sum) once
   // a thread's rows are done.
-  using Acc = typename P::Acc;
   using C = typename P::Sum;
   // 128 bytes in flight a thread with vectors; 32 elements without (2^23 x 3 dim 0, 4-byte
   // loads: 16 in flight ran at 0.96x torch.sum), and 32 4-byte words of 1- or 2-byte ones.
@@ -344,7 +356,7 @@ __global__ void __launch_bounds__(kColumnThreads, (kColumnMinBlocks<P, kVec>))
     const int64_t i0 = column * kVec;
     const int valid = static_cast<int>(min(int64_t{kVec}, c.inner - i0));  // outputs of the column
     const T* base = c.x + c.outer.offset(o) + i0 * c.inner_stride;
-    Acc acc[kVec] = {};
+    typename P::template Columns<kVec> acc;
     if (active) {
       using Load = Loaded<T, kVec>;
       const int64_t step = ty, first = r_begin + ty_index;
@@ -361,7 +373,7 @@ __global__ void __launch_bounds__(kColumnThreads, (kColumnMinBlocks<P, kVec>))
             v[u] = row < r_whole ? load(base + row * c.reduced_stride) : Load{};
           }
 #pragma unroll
-          for (int u = 0; u < kUnroll; ++u) v[u].template add_to<P>(acc);  // zeros past r_whole
+          for (int u = 0; u < kUnroll; ++u) v[u].add_to(acc);  // zeros past r_whole
         }
       };
       // A column whose vectors are partial or reach past the data (whose rows' addresses
@@ -386,14 +398,13 @@ __global__ void __launch_bounds__(kColumnThreads, (kColumnMinBlocks<P, kVec>))
           sum_rows([](const T* p) { return Load::load(p); });
         }
         if (partial_last && r_whole >= first && (r_whole - first) % step == 0) {
-          Load::load_elements(base + r_whole * c.reduced_stride, c.last_row_elements)
-              .template add_to<P>(acc);
+          Load::load_elements(base + r_whole * c.reduced_stride, c.last_row_elements).add_to(acc);
         }
       }
     }
     C sums[kVec];
 #pragma unroll
-    for (int j = 0; j < kVec; ++j) sums[j] = P::sum_of(acc[j]);
+    for (int j = 0; j < kVec; ++j) sums[j] = acc.sum(j);
     sum_down_ty(sums, shared, tx, ty);
     const int64_t q = o * c.inner + i0;  // the first output of the thread's column
     auto store = [&] {

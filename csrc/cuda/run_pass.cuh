@@ -9,6 +9,7 @@
 #include <c10/cuda/CUDAStream.h>
 
 #include <algorithm>
+#include <cstdlib>
 #include <limits>
 
 #include "../pass_chain.h"
@@ -67,6 +68,14 @@ void split_rows(const Rows& rows, Out* y, const at::Tensor& like, const P& polic
   C10_CUDA_KERNEL_LAUNCH_CHECK();
 }
 
+// The tiles of a columns launch in vectors of `vector` elements (before outer-first groups).
+inline int64_t column_tiles(int64_t outer_size, int64_t inner, int64_t vector,
+                            const Launch& launch) {
+  const int64_t columns = ceil_div(inner, vector);
+  return launch.flat ? ceil_div(outer_size * columns, int64_t{launch.tx})
+                     : outer_size * ceil_div(columns, int64_t{launch.tx});
+}
+
 template <typename T, typename Out, int kVec, bool kShifted, typename P>
 void launch_columns(const Columns<T>& c, const Launch& launch, Out* y, const at::Tensor& like,
                     const P& policy) {
@@ -79,7 +88,7 @@ void launch_columns(const Columns<T>& c, const Launch& launch, Out* y, const at:
   t.flat = launch.flat;
   t.columns = ceil_div(c.inner, kVec);
   t.tiles_per_outer = ceil_div(t.columns, t.tx);
-  t.tiles = t.flat ? ceil_div(c.outer_size * t.columns, t.tx) : c.outer_size * t.tiles_per_outer;
+  t.tiles = column_tiles(c.outer_size, c.inner, kVec, launch);
   t.outer_first = launch.outer_first;
   t.column_group = 1;
   t.outer_chunks = ceil_div(c.outer_size, 32);
@@ -141,6 +150,18 @@ void launch_columns(const Columns<T>& c, const Launch& launch, Out* y, const at:
                                                 policy);
   }
   C10_CUDA_KERNEL_LAUNCH_CHECK();
+}
+
+// Whether rounded exact sums of 16-bit floats read their columns in 8-byte vectors rather
+// than 16 (run_pass says when): `split`, the 16-byte tiles split over blocks, unless
+// WARPREDUCE_EXACT_COLUMN_BYTES=8 or 16 sets it for every tile (a knob for measuring the
+// two side by side, read once).
+inline bool narrow_rounded_columns(bool split) {
+  static const int bytes = [] {
+    const char* v = std::getenv("WARPREDUCE_EXACT_COLUMN_BYTES");
+    return v == nullptr ? 0 : std::atoi(v);
+  }();
+  return bytes == 8 || (bytes != 16 && split);
 }
 
 // One pass of the geometry: the launch model's choice, carried out.
@@ -272,11 +293,9 @@ void run_pass(const T* x, const ReductionPass& pass, Out* y, const at::Tensor& l
           return launch_columns<T, Out, kWord, false>(c, launch, y, like, policy);
         }
       }
-      if (launch.vector > 1) {
-        // Rounded exact sums read 8 bytes a lane: 16 (8 bfloat16 chains a thread) needed
-        // 128 registers and spilled 80 bytes in the loop.
-        constexpr int kVec =
-            std::is_same_v<typename P::Sum, RoundedSum> ? 8 / sizeof(T) : 16 / sizeof(T);
+      // Vectors of kVec elements.
+      auto vectors = [&](auto vec) {
+        constexpr int kVec = decltype(vec)::value;
         fold_into(kVec);
         pad_span(kVec);
         // Shifted vectors only for the element sizes the launch model gives them to (no
@@ -287,6 +306,28 @@ void run_pass(const T* x, const ReductionPass& pass, Out* y, const at::Tensor& l
         TORCH_INTERNAL_ASSERT(!launch.shifted, "warpreduce: shifted vectors of ", sizeof(T),
                               "-byte elements");
         launch_columns<T, Out, kVec, false>(c, launch, y, like, policy);
+      };
+      if (launch.vector > 1) {
+        // Rounded exact sums: 8-byte vectors for float32 (16 held its four columns' own
+        // certificates in 64 registers with 116 bytes of spills: float32 8 x 2^24 over dim 0
+        // at 0.58x auto, 0.64 in 8 bytes), and for 16-bit columns where the tiles are
+        // split over blocks (each block's few rows then end in kVec sums a lane meeting in
+        // shared memory: bfloat16 2^14 x 1024 over dim 0 at 0.24x auto in 16 bytes, 0.45
+        // in 8); 16 bytes elsewhere (bfloat16 32 x 2^20 over dim 0 0.41 -> 0.57x auto,
+        // 1024 x 2^16 0.43 -> 0.56; H200, named dims with WARPREDUCE_EXACT_COLUMN_BYTES).
+        if constexpr (std::is_same_v<typename P::Sum, RoundedSum> && sizeof(T) == 4) {
+          vectors(std::integral_constant<int, 2>{});
+        } else if constexpr (std::is_same_v<typename P::Sum, RoundedSum>) {
+          constexpr int kWide = 16 / sizeof(T);
+          const int64_t tiles = column_tiles(c.outer_size, c.inner, kWide, launch);
+          const bool split =
+              2 * tiles <= resident_blocks<columns<T, Out, kWide, false, P>>(kColumnThreads);
+          if (narrow_rounded_columns(split))
+            return vectors(std::integral_constant<int, kWide / 2>{});
+          vectors(std::integral_constant<int, kWide>{});
+        } else {
+          vectors(std::integral_constant<int, 16 / sizeof(T)>{});
+        }
       } else {
         launch_columns<T, Out, 1, false>(c, launch, y, like, policy);
       }
