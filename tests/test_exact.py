@@ -416,6 +416,30 @@ def test_long_tail_of_tiny_values_after_a_huge_one(device, dtype):
 
 
 @pytest.mark.parametrize("device", DEVICES)
+@pytest.mark.parametrize("dtype", [torch.float16, torch.bfloat16], ids=str)
+def test_long_16bit_rows_of_mixed_stretches(device, dtype):
+    """Long 16-bit rows of ordinary stretches and stretches that are not: exponents far
+    apart, 32 values near the format's overflow (past float's range together), a tie
+    behind cancelling pairs, specials; whole rows and offset ones."""
+    exact_device(device)
+    precision, max_exponent = FORMATS[dtype]
+    g = torch.Generator().manual_seed(11)
+    n = 4099
+    base = torch.randn(6, n, generator=g, dtype=torch.float64)
+    big = 2.0 ** (max_exponent - 1)
+    base[1, 700:716], base[1, 1500:1516] = big, -big  # 32 of them: past float's range
+    base[2, ::97] *= 2.0 ** -(precision + 10)  # tiny values among ordinary ones
+    base[3, 3000] = math.inf
+    base[4, 1:4096:2] = -base[4, 0:4096:2]  # pairs that cancel, then a tie: 1 + ulp / 2
+    base[4, 4096:] = torch.tensor([1.0, 2.0**-precision, 0.0], dtype=torch.float64)
+    base[5, 513] = math.nan
+    x = base.to(dtype).to(device)
+    for v in [x, x[:, 1:], x[:, :-3]]:
+        check(v, 1)
+    check(x[0])
+
+
+@pytest.mark.parametrize("device", DEVICES)
 @pytest.mark.parametrize("dtype", FLOATS, ids=str)
 def test_special_values(device, dtype):
     exact_device(device)
