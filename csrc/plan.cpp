@@ -347,8 +347,15 @@ SumPlan make_plan(const at::Tensor& self, at::OptionalIntArrayRef dim, bool keep
     at::Tensor result = at::empty(plan.out_shape, out_options);
     const at::Tensor elements = first.reshape(plan.out_shape);
     if (at::isFloatingType(plan.out_dtype)) {
-      at::add_out(result, at::scalar_tensor(0, out_options.device(at::kCPU)),
-                  elements.to(plan.out_dtype), repeat);
+      // On the CPU a scattered layout is copied into a contiguous addend first (converted
+      // on the way): at::add_out over the view itself ran at a third of copy_'s speed
+      // (bfloat16 20 x 7 x 361 x 161 x 1 x 2 permuted, over dim 4, one thread: 92 ms;
+      // copied, then added, 35 ms; torch.sum 55 ms). (Added in place instead, NaNs kept
+      // their bits where torch.sum's addition gives its own.)
+      const bool scattered = x.is_cpu() && !elements.is_contiguous();
+      const at::Tensor addend = scattered ? at::empty(plan.out_shape, out_options).copy_(elements)
+                                          : elements.to(plan.out_dtype);
+      at::add_out(result, at::scalar_tensor(0, out_options.device(at::kCPU)), addend, repeat);
     } else if (repeat == 1 || plan.out_dtype == at::kBool) {
       result.copy_(elements);
     } else if (elements.scalar_type() == plan.out_dtype ||

@@ -222,6 +222,38 @@ def test_expanded_reduced_dims(device, dtype):
 
 
 @pytest.mark.parametrize("device", DEVICES)
+@pytest.mark.parametrize("dtype", FLOAT_DTYPES, ids=str)
+def test_size_one_or_expanded_reduced_dim_of_scattered_views(device, dtype):
+    """A sum over a dim of size 1 or an expanded one, of a permuted, sliced or offset view
+    (one element each, copied out): torch.sum's bits where nothing is added (-0.0 to +0.0,
+    specials kept, dtype= converting first), its values where the element repeats, in a
+    new contiguous tensor, keepdim or not."""
+    g = torch.Generator().manual_seed(5)
+    base = torch.randn(7, 1, 33, 5, generator=g).to(dtype)
+    base[0, 0, 0, :3] = torch.tensor([-0.0, float("inf"), float("nan")]).to(dtype)
+    base = base.to(device)
+    views = [
+        base.permute(2, 1, 3, 0),
+        base[:, :, ::2].permute(3, 1, 0, 2),
+        base[1:, :, 1:].transpose(0, 2),
+    ]
+    for v in views:
+        for kwargs in [{}, {"keepdim": True}, {"dtype": torch.float64}]:
+            got, expected = wr.sum(v, 1, **kwargs), torch.sum(v, 1, **kwargs)
+            assert got.is_contiguous() and got.dtype == expected.dtype
+            assert torch.equal(got.isnan(), expected.isnan())
+            same = (got == expected) | got.isnan()
+            assert bool(same.all()), (got, expected)
+            numbers = ~got.isnan()  # (a NaN's sign and payload: neither keeps them)
+            assert torch.equal(torch.signbit(got[numbers]), torch.signbit(expected[numbers]))
+    repeated = base.expand(7, 6, 33, 5).permute(2, 1, 3, 0)  # each element 6 times
+    for kwargs in [{}, {"keepdim": True}, {"dtype": torch.float64}]:
+        got = wr.sum(repeated, 1, **kwargs)
+        assert got.is_contiguous()
+        assert_sum_matches(got, repeated, 1, **kwargs)
+
+
+@pytest.mark.parametrize("device", DEVICES)
 @pytest.mark.parametrize("kernel", ["auto", "exact"])
 @pytest.mark.parametrize("dtype", DTYPES, ids=str)
 def test_expanded_kept_dims(device, kernel, dtype):
