@@ -133,11 +133,11 @@ def test_narrow_packed_columns(dtype):
 
 
 @pytest.mark.parametrize("dtype", DTYPES, ids=str)
-@pytest.mark.parametrize("inner", [2, 3, 4, 5, 6, 7, 8, 12, 16, 24, 40])
+@pytest.mark.parametrize("inner", [2, 3, 4, 5, 6, 7, 8, 12, 16, 18, 22, 24, 40])
 def test_folded_packed_columns(dtype, inner):
     """Packed columns under an outer dim: each outer slice summed as one row, its lanes
     folded into the outputs (folded_packed_columns: columns that divide a vector's width,
-    or periods of 3, 5 or 7 vectors); slices shorter than a vector, than a leaf, longer
+    or periods of 3 to 11 vectors); slices shorter than a vector, than a leaf, longer
     than a leaf, and past a task's chunk of a row (2^14 elements, where the wide columns
     take them). A slice's bits do not depend on the others."""
     for length in (1, 3, 5, 31, 129, 257, 1025, 4097, 2**14 // inner + 1):
@@ -358,6 +358,7 @@ THREAD_CASES = [
     ((7, 30011, 3), 1),
     ((1001, 300, 4), 1),  # folded packed columns
     ((1001, 900, 3), 1),  # ... in periods of 3 vectors
+    ((1001, 300, 22), 1),  # ... of 11 vectors
     ((70001, 50, 8), "gapped"),  # narrow gapped columns
 ]
 
