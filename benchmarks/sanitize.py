@@ -39,7 +39,9 @@ AUTO_CASES = [  # every launch of the launch model (csrc/launch_model.h)
     ((2**16 + 1, 8), 0),  # few columns: split
     ((4001, 4096), 0),  # vectorized columns (1-byte elements: 4-byte words)
     ((4096, 4, 16), 1),  # flat columns across outer slices (permuted, below: outer-first)
-    ((3, 100003), 0),  # shifted vector columns (and unaligned: the data's edges)
+    # shifted vector columns (1-, 2-byte elements), or their elements one by one (4-,
+    # 8-byte); unaligned too: the data's edges
+    ((3, 100003), 0),
     ((2, 3, 5000), 1),  # column tiles, gapped columns (stepped, below)
     ((1001, 1027), 0),  # columns element by element
     ((8, 33, 1000), (0, 2)),  # two passes

@@ -185,7 +185,18 @@ Launch columns_launch(const ReductionPass& pass, const ElementShape& element,
   static const bool no_half_vectors = knob_is_set("WARPREDUCE_NO_HALF_VECTORS");
   const bool half = !no_half_vectors && wide && !aligned &&
                     bytes == Tuning::kColumnHalfVectorBytes && rows_aligned(pass, element, 2, 8);
-  const bool vectors = whole || (wide && aligned) || long_partial || shifted || half;
+  // 4- and 8-byte elements there in rows aligned alike to neither: a vector's adjacent
+  // outputs a lane all the same, its elements read one by one, 8 rows in flight, rather
+  // than column tiles or an element a lane (only the short reduced dim's few in flight).
+  // On an H200 (seeds 59, 61): float32 7 x 7 x 347750 offset over dim 0 67.9 -> 28.4 us
+  // (0.44 -> 1.05x torch.sum; an element a lane before), 4436 x 3 x 2392 offset 70.9 ->
+  // 51.7, 4236215 x 7 permuted 49.1 -> 36.1 (column tiles before); int32 6 x 5 x 279625
+  // transposed lost 21.9 -> 23.8 (int64 outputs; still 4.9x torch.sum).
+  // WARPREDUCE_NO_COLUMN_ELEMENTS=1 leaves them out: a knob for measuring (benchmarks).
+  static const bool no_elements = knob_is_set("WARPREDUCE_NO_COLUMN_ELEMENTS");
+  const bool elements =
+      !no_elements && wide && !aligned && !half && bytes >= Tuning::kColumnElementsMinBytes;
+  const bool vectors = whole || (wide && aligned) || long_partial || shifted || half || elements;
   // 2-byte elements under longer reduced dims, rows an even number of elements apart but
   // not aligned alike to 16 bytes: 4-byte loads, two outputs a lane, rather than an
   // element a lane. WARPREDUCE_NO_PAIRS=1 leaves them out: a knob for measuring.
@@ -217,7 +228,7 @@ Launch columns_launch(const ReductionPass& pass, const ElementShape& element,
   // the two side by side (benchmarks), read once.
   static const bool prefer_slabs = knob_is_set("WARPREDUCE_PREFER_SLABS");
   // (Neither tiles read the gaps of a gapped inner dim: its columns take every element.)
-  if (!pass.gapped() && slabs_fit(pass, bytes) && (!vectors || prefer_slabs)) {
+  if (!pass.gapped() && slabs_fit(pass, bytes) && (!vectors || elements || prefer_slabs)) {
     return slabs_launch(pass, bytes);
   }
   // A long reduced dim over a few adjacent outputs, each row right after the one before
@@ -252,6 +263,7 @@ Launch columns_launch(const ReductionPass& pass, const ElementShape& element,
   launch.kind = LaunchKind::kColumns;
   launch.vector = byte_words ? 4 : half ? lanes / 2 : vectors ? lanes : pairs ? 2 : 1;
   launch.shifted = shifted && !byte_words;
+  launch.elements = elements;
   const int64_t columns = ceil_div(pass.inner, launch.vector);  // of vectors, an outer slice
   const int64_t rows_per_lane =
       vectors && !byte_words ? Tuning::kColumnRowsPerLane : Tuning::kColumnRowsPerLaneScalar;
@@ -328,8 +340,9 @@ std::string Launch::describe() const {
     case LaunchKind::kRowsSplit:
       break;
     case LaunchKind::kColumns:
-      s << " vector=" << vector << (shifted ? " shifted" : "") << " tx=" << tx << " ty=" << ty
-        << (flat ? " flat" : "") << (outer_first ? " outer_first" : "");
+      s << " vector=" << vector << (shifted ? " shifted" : "") << (elements ? " elements" : "")
+        << " tx=" << tx << " ty=" << ty << (flat ? " flat" : "")
+        << (outer_first ? " outer_first" : "");
       if (fold > 1) s << " fold=" << fold;
       break;
   }

@@ -86,6 +86,7 @@ struct Launch {
   // split over.
   int64_t vector = 1;
   bool shifted = false;  // vectors read where the rows are not aligned alike (columns.cuh)
+  bool elements = false;  // or their elements one by one (4- and 8-byte elements)
   unsigned tx = 0, ty = 0;
   bool flat = false;
   // Flat columns whose result holds consecutive outer indices side by side (the pass's
@@ -157,6 +158,9 @@ struct LaunchTuning {
   // tensor) ran at 0.61x torch.sum on an H200.
   static constexpr int64_t kColumnRarePartialVectors = 256;
   static constexpr int64_t kColumnMaxShiftedBytes = 2;
+  // Larger elements there read a vector's elements one by one, a vector of outputs a lane
+  // (columns.cuh, ColumnLoad::kElements).
+  static constexpr int64_t kColumnElementsMinBytes = 4;
   // Rows not aligned alike but an even number of 4-byte elements apart read 8-byte
   // vectors instead of tiles (float32 7 x 5815 x 1210 over dim 0, rows 7036150 apart:
   // column tiles ran at 0.84x torch.sum on the H100, seed 22).

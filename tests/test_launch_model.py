@@ -72,7 +72,7 @@ CASES = [
     ((4096, 4, 15), "contiguous", [1], ["slabs"]),
     ((4096, 4, 16), "offset", [1], ["slabs"]),
     ((512, 8, 127), "contiguous", [1], ["slabs"]),  # 4064-byte slabs
-    ((512, 8, 129), "contiguous", [1], ["column_tiles"]),  # just over: rows of a tile
+    ((512, 8, 129), "contiguous", [1], ["columns"]),  # just over: rows 129 floats apart
     ((64, 9, 113), "contiguous", [1], ["slabs"]),
     ((64, 97, 13), "contiguous", [1], ["columns"]),
     ((64, 9, 17), "sliced", [1], ["columns"]),  # aligned rows, a partial last vector
@@ -81,12 +81,12 @@ CASES = [
     # short runs of slabs (a sliced tensor's 6 rows between slices): tiles of whole runs
     ((4096, 6, 6), "sliced", [2], ["slabs"]),
     ((4096, 3, 8), "sliced", [0, 1, 2], ["slabs", "rows_split"]),
-    # a short reduced dim above wide columns that vectors cannot read (float32 rows not
-    # aligned alike, stepped columns): column tiles
-    ((3, 100003), "contiguous", [0], ["column_tiles"]),
-    ((8, 4096), "offset", [0], ["column_tiles"]),
-    ((32, 4096), "offset", [0], ["column_tiles"]),
-    ((33, 4096), "offset", [0], ["columns"]),  # just over
+    # a short reduced dim above wide columns that vectors cannot read: float32 rows not
+    # aligned alike, a vector's elements a lane read one by one; stepped columns, tiles
+    ((3, 100003), "contiguous", [0], ["columns"]),
+    ((8, 4096), "offset", [0], ["columns"]),
+    ((32, 4096), "offset", [0], ["columns"]),
+    ((33, 4096), "offset", [0], ["columns"]),  # just over: an element a lane
     ((2, 31, 5000), "stepped", [1], ["column_tiles"]),
     ((2, 32, 5000), "stepped", [1], ["columns"]),  # just over: tiles under 64 wide
     ((7, 90, 31), "sliced", [0], ["columns"]),  # too narrow for column tiles
@@ -137,7 +137,7 @@ def test_column_shapes():
     x = make((7, 4098), "contiguous", torch.bfloat16, "cpu")
     assert wr._C.plan(x, [0])["passes"][0]["launch"].startswith("columns vector=8 ")
     x = make((7, 4098), "offset", torch.float32, "cpu")  # not aligned to 8 bytes
-    assert wr._C.plan(x, [0])["passes"][0]["launch"].startswith("column_tiles")
+    assert wr._C.plan(x, [0])["passes"][0]["launch"].startswith("columns vector=4 elements ")
     # 2-byte elements in rows an even number apart under longer reduced dims: 4-byte
     # pairs; an odd number apart, or data not aligned to 4 bytes: an element a lane.
     for dtype in (torch.bfloat16, torch.float16, torch.int16):
@@ -175,9 +175,44 @@ def test_shifted_columns(shape, layout, dims, dtype):
     assert " shifted " not in wr._C.plan(x, dims)["passes"][0]["launch"]
 
 
+# ... and for 4- and 8-byte elements, a vector's adjacent outputs a lane, its elements
+# read one by one (8-byte vectors instead where float32 rows are an even number of
+# elements apart and aligned to 8 bytes; slabs where they fit).
+ELEMENT_CASES = [
+    ((3, 100003), "contiguous", [0]),
+    ((8, 4096), "offset", [0]),
+    ((32, 4096), "offset", [0]),
+    ((5, 31, 517), "offset", [1]),
+]
+
+
+@pytest.mark.parametrize("shape,layout,dims", ELEMENT_CASES, ids=str)
+@pytest.mark.parametrize("dtype", [torch.float32, torch.int32, torch.float64, torch.int64], ids=str)
+def test_column_elements(shape, layout, dims, dtype):
+    x = make(shape, layout, dtype, "cpu")
+    (p,) = wr._C.plan(x, dims)["passes"]
+    assert p["launch"].startswith(f"columns vector={16 // x.element_size()} elements ")
+    # A longer reduced dim: an element a lane, 32 rows in flight.
+    longer = list(shape)
+    longer[dims[0]] = 33
+    x = make(longer, layout, dtype, "cpu")
+    assert wr._C.plan(x, dims)["passes"][0]["launch"].startswith("columns vector=1 ")
+
+
+def test_gapped_column_elements():
+    # Rows 7 x 3001 floats apart, each a span of 7 rows of 3000 with a gap of one: the
+    # span in elements (float32 7 x 7 x 347750 of an offset view ran at 0.49x torch.sum
+    # on an H100 an element a lane).
+    for offset in (0, 1):
+        x = gapped_view((7, 7, 3000), torch.float32, "cpu", gap=1, offset=offset)
+        (p,) = wr._C.plan(x, [0], as_cuda=True)["passes"]
+        assert p["gaps"] == (3001, 3000)
+        assert p["launch"].startswith("columns vector=4 elements ")
+
+
 @pytest.mark.parametrize("device", DEVICES)
 @pytest.mark.parametrize("dtype", DTYPES, ids=str)
-@pytest.mark.parametrize("shape,layout,dims", SHIFTED_CASES, ids=str)
+@pytest.mark.parametrize("shape,layout,dims", SHIFTED_CASES + ELEMENT_CASES, ids=str)
 def test_shifted_columns_sum_like_torch_sum(device, dtype, shape, layout, dims):
     x = make(shape, layout, dtype, device)
     for kernel in [k for k in ("auto", "exact") if k in wr.kernels(device)]:
@@ -346,6 +381,9 @@ GAPPED_COLUMN_CASES = [
     (torch.float32, (64, 4097), 0, 2, [0], ["columns"], (1, 1)),  # rows not aligned alike
     (torch.float32, (8, 4097), 0, 2, [0], ["column_tiles"], (1, 1)),
     # short rows a little apart: x[..., :w] of rows a gap longer, summed over a dim above
+    # (rows an odd number of floats apart: a vector's elements a lane, one by one)
+    (torch.float32, (7, 7, 3000), 1, 1, [0], ["columns"], (3001, 3000)),
+    (torch.float32, (31, 3, 332), 1, 1, [0], ["columns"], (333, 332)),
     (torch.float32, (64, 300, 5), 1, 1, [0], ["columns"], (6, 5)),
     (torch.float32, (3, 300, 5), 1, 1, [0], ["columns"], (6, 5)),
     (torch.float32, (64, 300, 5), 7, 1, [0], ["columns"], (12, 5)),

@@ -4,10 +4,11 @@
 //
 // Each lane owns kVec adjacent outputs (one 16-byte vector a row when the layout allows,
 // else one element): its "column". A vector may be partial (the last of an outer slice
-// whose inner extent is not whole vectors: read element by element) or shifted (rows not
-// aligned alike: Loaded::load_shifted). A block has tx lanes across columns and ty lanes down
-// the reduced dim, which then add their sums in shared memory. Columns are numbered
-// outer slice by outer slice; a tile is tx of them:
+// whose inner extent is not whole vectors: read element by element), shifted (rows not
+// aligned alike: Loaded::load_shifted) or read element by element throughout (rows not
+// aligned alike, 4- and 8-byte elements: ColumnLoad::kElements). A block has tx lanes
+// across columns and ty lanes down the reduced dim, which then add their sums in shared
+// memory. Columns are numbered outer slice by outer slice; a tile is tx of them:
 // - slab-aligned tiles (flat = false): a tile within one outer slice, as many tiles as
 //   the slice needs (lanes past its last column idle): a warp reads a patch of rows x
 //   columns of one slice, for few columns and a long reduced dim;
@@ -311,9 +312,16 @@ template <typename P, int kVec>
 constexpr int kColumnMinBlocks =
     sizeof(typename P::Acc) * kVec <= 32 || std::is_same_v<typename P::Sum, RoundedSum> ? 2 : 1;
 
-// kShifted: the rows' vectors are read by Loaded::load_shifted, two aligned vectors and a
-// shift each, 4 rows in flight rather than 8 (the same registers).
-template <typename T, typename Out, int kVec, bool kShifted, typename P>
+// How a lane reads its column's rows: whole aligned vectors; shifted ones
+// (Loaded::load_shifted: two aligned vectors and a shift each, 4 rows in flight rather
+// than 8, the same registers); or its kVec elements one by one (Loaded::load_elements,
+// ordinary loads whose sectors L1 serves to the lane's neighbours), 8 rows in flight as
+// with vectors (16 rows of 8-byte elements spilled 296 bytes at 64 registers), where the
+// rows are not aligned alike and a lane a column would have only the few elements of a
+// short reduced dim in flight (launch_model.h, kColumnElementsMinBytes).
+enum class ColumnLoad { kVectors, kShifted, kElements };
+
+template <typename T, typename Out, int kVec, ColumnLoad kLoad, typename P>
 __global__ void __launch_bounds__(kColumnThreads, (kColumnMinBlocks<P, kVec>))
     columns(Columns<T> c, ColumnTiling tiling, Out* __restrict__ y,
             typename P::Sum* __restrict__ partials, unsigned* __restrict__ tickets, P policy) {
@@ -322,8 +330,10 @@ __global__ void __launch_bounds__(kColumnThreads, (kColumnMinBlocks<P, kVec>))
   // 2^19 x 100 dim 0: 3609 -> 3272, H200): float it is, combined in double (P::Sum) once
   // a thread's rows are done.
   using C = typename P::Sum;
-  // 128 bytes in flight a thread with vectors; 32 elements without (2^23 x 3 dim 0, 4-byte
-  // loads: 16 in flight ran at 0.96x torch.sum), and 32 4-byte words of 1- or 2-byte ones.
+  // 128 bytes in flight a thread with vectors (or their elements one by one); 32 elements
+  // without (2^23 x 3 dim 0, 4-byte loads: 16 in flight ran at 0.96x torch.sum), and 32
+  // 4-byte words of 1- or 2-byte ones.
+  constexpr bool kShifted = kLoad == ColumnLoad::kShifted;
   constexpr int kUnroll = kVec == 1 || kVec * sizeof(T) == 4 ? 32 : kShifted ? 4 : 8;
   __shared__ C shared[kColumnThreads * kTyChunk<C>];
   const unsigned tx = tiling.tx, ty = tiling.ty;
@@ -390,7 +400,7 @@ __global__ void __launch_bounds__(kColumnThreads, (kColumnMinBlocks<P, kVec>))
                  !Load::shifts_within(base + first * c.reduced_stride, tiling.begin, tiling.end) ||
                  !Load::shifts_within(base + last * c.reduced_stride, tiling.begin, tiling.end);
         }
-        if (edge) {
+        if (edge || kLoad == ColumnLoad::kElements) {
           sum_rows([&](const T* p) { return Load::load_elements(p, valid); });
         } else if constexpr (kShifted) {
           sum_rows([](const T* p) { return Load::load_shifted(p); });

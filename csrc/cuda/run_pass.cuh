@@ -76,11 +76,11 @@ inline int64_t column_tiles(int64_t outer_size, int64_t inner, int64_t vector,
                      : outer_size * ceil_div(columns, int64_t{launch.tx});
 }
 
-template <typename T, typename Out, int kVec, bool kShifted, typename P>
+template <typename T, typename Out, int kVec, ColumnLoad kLoad, typename P>
 void launch_columns(const Columns<T>& c, const Launch& launch, Out* y, const at::Tensor& like,
                     const P& policy) {
   using C = typename P::Sum;
-  constexpr auto kernel = columns<T, Out, kVec, kShifted, P>;
+  constexpr auto kernel = columns<T, Out, kVec, kLoad, P>;
   const cudaStream_t stream = c10::cuda::getCurrentCUDAStream();
   ColumnTiling t;
   t.tx = launch.tx;
@@ -282,7 +282,8 @@ void run_pass(const T* x, const ReductionPass& pass, Out* y, const at::Tensor& l
       if constexpr (sizeof(T) == LaunchTuning::kColumnHalfVectorBytes) {
         if (launch.vector == 8 / sizeof(T)) {  // 8-byte vectors (rows aligned to 8 only)
           pad_span(8 / sizeof(T));
-          return launch_columns<T, Out, 8 / sizeof(T), false>(c, launch, y, like, policy);
+          return launch_columns<T, Out, 8 / sizeof(T), ColumnLoad::kVectors>(c, launch, y, like,
+                                                                             policy);
         }
       }
       if constexpr (sizeof(T) <= LaunchTuning::kColumnPairBytes) {
@@ -290,7 +291,7 @@ void run_pass(const T* x, const ReductionPass& pass, Out* y, const at::Tensor& l
         constexpr int kWord = 4 / sizeof(T);
         if (launch.vector == kWord) {
           pad_span(kWord);
-          return launch_columns<T, Out, kWord, false>(c, launch, y, like, policy);
+          return launch_columns<T, Out, kWord, ColumnLoad::kVectors>(c, launch, y, like, policy);
         }
       }
       // Vectors of kVec elements.
@@ -298,14 +299,20 @@ void run_pass(const T* x, const ReductionPass& pass, Out* y, const at::Tensor& l
         constexpr int kVec = decltype(vec)::value;
         fold_into(kVec);
         pad_span(kVec);
-        // Shifted vectors only for the element sizes the launch model gives them to (no
-        // other instantiations: build time).
+        // Shifted vectors and elements one by one only for the element sizes the launch
+        // model gives them to (no other instantiations: build time).
         if constexpr (sizeof(T) <= LaunchTuning::kColumnMaxShiftedBytes) {
-          if (launch.shifted) return launch_columns<T, Out, kVec, true>(c, launch, y, like, policy);
+          if (launch.shifted)
+            return launch_columns<T, Out, kVec, ColumnLoad::kShifted>(c, launch, y, like, policy);
         }
-        TORCH_INTERNAL_ASSERT(!launch.shifted, "warpreduce: shifted vectors of ", sizeof(T),
+        if constexpr (sizeof(T) >= LaunchTuning::kColumnElementsMinBytes) {
+          if (launch.elements)
+            return launch_columns<T, Out, kVec, ColumnLoad::kElements>(c, launch, y, like, policy);
+        }
+        TORCH_INTERNAL_ASSERT(!launch.shifted && !launch.elements,
+                              "warpreduce: ", launch.describe(), " of ", sizeof(T),
                               "-byte elements");
-        launch_columns<T, Out, kVec, false>(c, launch, y, like, policy);
+        launch_columns<T, Out, kVec, ColumnLoad::kVectors>(c, launch, y, like, policy);
       };
       if (launch.vector > 1) {
         // Rounded exact sums: 8-byte vectors for float32 (16 held its four columns' own
@@ -321,7 +328,8 @@ void run_pass(const T* x, const ReductionPass& pass, Out* y, const at::Tensor& l
           constexpr int kWide = 16 / sizeof(T);
           const int64_t tiles = column_tiles(c.outer_size, c.inner, kWide, launch);
           const bool split =
-              2 * tiles <= resident_blocks<columns<T, Out, kWide, false, P>>(kColumnThreads);
+              2 * tiles <=
+              resident_blocks<columns<T, Out, kWide, ColumnLoad::kVectors, P>>(kColumnThreads);
           if (narrow_rounded_columns(split))
             return vectors(std::integral_constant<int, kWide / 2>{});
           vectors(std::integral_constant<int, kWide>{});
@@ -329,7 +337,7 @@ void run_pass(const T* x, const ReductionPass& pass, Out* y, const at::Tensor& l
           vectors(std::integral_constant<int, 16 / sizeof(T)>{});
         }
       } else {
-        launch_columns<T, Out, 1, false>(c, launch, y, like, policy);
+        launch_columns<T, Out, 1, ColumnLoad::kVectors>(c, launch, y, like, policy);
       }
       return;  // launch_columns checked its launch
     }
