@@ -16,15 +16,16 @@
 //                 inner extents, unaligned and stepped views all land here when their
 //                 slabs are short.
 //   column_tiles  a short reduced dim above wide columns that 16-byte loads cannot read
-//                 (rows not aligned alike: slices, offsets, odd extents): tiles of a
-//                 few rows of many columns through shared memory, the same kernel.
+//                 (stepped ones): tiles of a few rows of many columns through shared
+//                 memory, the same kernel.
 //   rows_grouped  longer rows (or rows far apart): a group of lanes a row.
 //   rows_split    long rows, few of them, and the full reduction: several blocks a row.
 //                 Both also read gapped rows (geometry.h): a strided last dim, or short
 //                 rows a little apart summed together, as one span, the gaps masked.
 //   columns       the reduced dim above kept adjacent outputs, slabs too long to tile:
 //                 a lane per 16-byte vector of adjacent outputs (8-byte for 4-byte
-//                 elements in rows aligned only that far alike; or per output), the
+//                 elements in rows aligned only that far alike; shifted, or read
+//                 element by element, in rows not aligned alike; or per output), the
 //                 block's other lanes down the reduced dim, over several blocks when the
 //                 outputs are few; when the reduced extent is short, each lane owns its
 //                 outputs' whole column and lanes run across outer slices ("flat").
@@ -159,7 +160,8 @@ struct LaunchTuning {
   static constexpr int64_t kColumnRarePartialVectors = 256;
   static constexpr int64_t kColumnMaxShiftedBytes = 2;
   // Larger elements there read a vector's elements one by one, a vector of outputs a lane
-  // (columns.cuh, ColumnLoad::kElements).
+  // (columns.cuh, ColumnLoad::kElements; launch_model.cpp has what that gained), rather
+  // than the column tiles above.
   static constexpr int64_t kColumnElementsMinBytes = 4;
   // Rows not aligned alike but an even number of 4-byte elements apart read 8-byte
   // vectors instead of tiles (float32 7 x 5815 x 1210 over dim 0, rows 7036150 apart:
