@@ -171,15 +171,30 @@ def test_narrow_gapped_columns(dtype):
             assert_sum_matches(wr.sum(expanded, 0), expanded, 0)
 
 
-# Narrow columns a step apart ((length, inner * step)[:, ::step], dim 0) are summed as the
+# Columns a step apart ((length, inner * step)[:, ::step], dim 0) are summed as the
 # adjacent columns of their whole span, every step-th sum kept: steps 2-4 (5 takes scalar
-# loads), spans on both sides of 64; the skipped elements hold inf and NaN, which must not
-# leak into the kept sums.
-STEPPED = [(2, 2), (4, 2), (5, 3), (3, 4), (31, 2), (32, 2), (33, 2), (21, 3), (22, 3), (4, 5)]
+# loads), narrow spans on both sides of 64, wide ones (under 8 rows: scalar loads); the
+# skipped elements hold inf and NaN, which must not leak into the kept sums.
+STEPPED = [
+    (2, 2),
+    (4, 2),
+    (5, 3),
+    (3, 4),
+    (31, 2),
+    (32, 2),
+    (33, 2),
+    (21, 3),
+    (22, 3),
+    (4, 5),
+    (40, 2),
+    (837, 2),
+    (1001, 3),
+    (250, 4),
+]
 
 
 @pytest.mark.parametrize("dtype", DTYPES, ids=str)
-def test_narrow_stepped_columns(dtype):
+def test_stepped_columns(dtype):
     for inner, step in STEPPED:
         for length in [1, 3, 257, 1025]:
             base = random_tensor((2, length, inner * step), dtype, "cpu", seed=inner + length)
