@@ -154,8 +154,8 @@ def test_column_shapes():
 
 
 # Rows not aligned alike under a short reduced dim: shifted vectors for 1- and 2-byte
-# elements (as wide as the float32 cases of column tiles and slabs above), tiles for wider
-# ones; long reduced dims: an element a lane.
+# elements (as wide as the float32 cases of the columns and slabs above), elements one by
+# one for wider ones (below); long reduced dims: an element a lane.
 SHIFTED_CASES = [
     ((3, 100003), "contiguous", [0]),
     ((8, 4096), "offset", [0]),
