@@ -995,7 +995,8 @@ void columns_or_narrow(const T* x, const ReductionPass& pass, Out* y) {
 // included (they lie between elements of the input, in its storage, and in the same
 // cache lines), is summed as adjacent columns, vector loads and the narrow paths above,
 // and every step-th sum kept. Wide spans only where the sums of the span are few beside
-// the input: at least kSteppedMinRows rows, and at most kSteppedMaxSumBytes of them.
+// the input: at least kSteppedMinRows rows, and at most kSteppedMaxSumBytes of them
+// (guards on the buffer of sums, not tuned: past them, scalar loads as before).
 constexpr int64_t kSteppedMinRows = 8;
 constexpr int64_t kSteppedMaxSumBytes = int64_t{64} << 20;
 
