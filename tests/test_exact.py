@@ -296,6 +296,25 @@ def test_cancelling_huge_values(device, dtype):
         check(x)
 
 
+# Rows of a few whole 16-byte vectors (rows_vectors on a GPU): every group of lanes a row
+# (1 to 32), each round's rows certified side by side by a group's first lanes, row counts
+# that end within a round; ordinary rows, and cancelling ones, some of which fall back.
+@pytest.mark.parametrize("device", DEVICES)
+@pytest.mark.parametrize("dtype", FLOATS, ids=str)
+def test_rows_of_a_few_vectors(device, dtype):
+    exact_device(device)
+    lanes = 16 // dtype.itemsize
+    for vectors in [1, 2, 3, 4, 6, 8, 13, 16, 25, 32]:
+        for rows in [2, 3, 6, 67]:
+            seed = vectors * 100 + rows
+            x = cancelling_rows(dtype, device, rows, vectors * lanes, seed)
+            assert _C.plan(x.cpu(), [-1], 132, True)["passes"][0]["launch"].startswith(
+                "rows_vectors"
+            )
+            check(x, -1)
+            check(random_tensor((rows, vectors * lanes), dtype, device, seed=seed), -1)
+
+
 @pytest.mark.parametrize("device", DEVICES)
 @pytest.mark.parametrize("dtype", FLOATS, ids=str)
 def test_subnormals_only(device, dtype):

@@ -186,9 +186,12 @@ void run_pass(const T* x, const ReductionPass& pass, Out* y, const at::Tensor& l
       constexpr auto kernel = rows_vectors<T, Out, Q>;
       const int64_t blocks = std::min(ceil_div(pass.outer_size * launch.group, kVectorRowsThreads),
                                       resident_blocks<kernel>(kVectorRowsThreads));
+      // WARPREDUCE_EXACT_SERIAL_ROW_STORES=1: a group's exact rows certified by its lane 0
+      // in turn, as before (rows.cuh): a knob for measuring the two side by side.
+      static const bool serial_stores = knob_is_set("WARPREDUCE_EXACT_SERIAL_ROW_STORES");
       kernel<<<blocks, kVectorRowsThreads, 0, stream>>>(
-          x, pass.outer_size, static_cast<unsigned>(launch.vectors_per_row), launch.group, y,
-          policy_variant<Q>(policy));
+          x, pass.outer_size, static_cast<unsigned>(launch.vectors_per_row), launch.group,
+          !serial_stores, y, policy_variant<Q>(policy));
       break;
     }
     case LaunchKind::kSlabs:
