@@ -262,8 +262,9 @@ Launch columns_launch(const ReductionPass& pass, const ElementShape& element,
   Launch launch;
   launch.kind = LaunchKind::kColumns;
   launch.vector = byte_words ? 4 : half ? lanes / 2 : vectors ? lanes : pairs ? 2 : 1;
-  launch.shifted = shifted && !byte_words;
-  launch.elements = elements;
+  launch.load = shifted && !byte_words ? ColumnLoad::kShifted
+                : elements             ? ColumnLoad::kElements
+                                       : ColumnLoad::kVectors;
   const int64_t columns = ceil_div(pass.inner, launch.vector);  // of vectors, an outer slice
   const int64_t rows_per_lane =
       vectors && !byte_words ? Tuning::kColumnRowsPerLane : Tuning::kColumnRowsPerLaneScalar;
@@ -340,7 +341,10 @@ std::string Launch::describe() const {
     case LaunchKind::kRowsSplit:
       break;
     case LaunchKind::kColumns:
-      s << " vector=" << vector << (shifted ? " shifted" : "") << (elements ? " elements" : "")
+      s << " vector=" << vector
+        << (load == ColumnLoad::kShifted    ? " shifted"
+            : load == ColumnLoad::kElements ? " elements"
+                                            : "")
         << " tx=" << tx << " ty=" << ty << (flat ? " flat" : "")
         << (outer_first ? " outer_first" : "");
       if (fold > 1) s << " fold=" << fold;

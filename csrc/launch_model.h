@@ -67,6 +67,12 @@ const char* launch_kind_name(LaunchKind kind);
 // decision off (or on) for measuring it side by side; each caller reads its knob once.
 bool knob_is_set(const char* name);
 
+// columns: how a lane reads its vector of a row (columns.cuh): whole aligned vectors;
+// shifted ones, two aligned vectors and a shift each (rows not aligned alike, 1- and
+// 2-byte elements); or the vector's elements one by one (rows not aligned alike, 4- and
+// 8-byte elements).
+enum class ColumnLoad { kVectors, kShifted, kElements };
+
 struct Launch {
   LaunchKind kind = LaunchKind::kRowsSplit;
   // rows_vectors, slabs, rows_grouped: lanes that share one output (a power of two <= 32).
@@ -86,8 +92,7 @@ struct Launch {
   // whether a tile's lanes run across outer slices (flat), and the blocks a tile's rows are
   // split over.
   int64_t vector = 1;
-  bool shifted = false;  // vectors read where the rows are not aligned alike (columns.cuh)
-  bool elements = false;  // or their elements one by one (4- and 8-byte elements)
+  ColumnLoad load = ColumnLoad::kVectors;
   unsigned tx = 0, ty = 0;
   bool flat = false;
   // Flat columns whose result holds consecutive outer indices side by side (the pass's

@@ -21,9 +21,11 @@
 // When the tiles are too few to fill the GPU (8 x 2^24 dim 0 has many, 65536 x 128 dim 0
 // one), `splits` blocks share a tile's rows; each leaves its sums in partials and the
 // tile's last block adds them in split order (no float atomics). The launch model
-// (launch_model.h) picks kVec, shifted, tx, ty and flat; run_pass.cuh the splits.
+// (launch_model.h) picks kVec, the load (ColumnLoad), tx, ty and flat; run_pass.cuh the
+// splits.
 #pragma once
 
+#include "../launch_model.h"
 #include "accumulate.cuh"
 #include "rows.cuh"
 
@@ -306,20 +308,24 @@ __device__ __forceinline__ void fold_sums(C (&sums)[kVec], int64_t fold) {
 }
 
 // Two blocks an SM where the accumulators leave room (64 registers a thread); the wide
-// integer accumulators of 1- and 2-byte types, and certified sums, need more. Rounded
-// exact sums (RoundedColumns) fit.
+// integer accumulators of 1- and 2-byte types, and exact sums, need more. Rounded exact
+// sums (RoundedColumns) of 16-byte vectors had spilled 510 bytes a thread at two blocks
+// (bfloat16; ptxas), their spills three times auto's loads and stores (ncu, bfloat16 8 x
+// 2^24 over dim 0); at one block (up to 128 registers, none spilled) they ran 1.1-1.3x
+// faster than two blocks in the vectors then chosen (16 bytes; 8 for float32 and for
+// split tiles), on an H200: float32 8 x 2^24 over dim 0 238 -> 189 us, 64 x 512 x 1024
+// over dim 1 67 -> 54, bfloat16 8 x 2^24 over dim 0 196 -> 158, 1024 x 2^16 66 -> 57.
 template <typename P, int kVec>
-constexpr int kColumnMinBlocks =
-    sizeof(typename P::Acc) * kVec <= 32 || std::is_same_v<typename P::Sum, RoundedSum> ? 2 : 1;
+constexpr int kColumnMinBlocks = sizeof(typename P::Acc) * kVec <= 32 ? 2 : 1;
 
-// How a lane reads its column's rows: whole aligned vectors; shifted ones
-// (Loaded::load_shifted: two aligned vectors and a shift each, 4 rows in flight rather
-// than 8, the same registers); or its kVec elements one by one (Loaded::load_elements,
-// ordinary loads whose sectors L1 serves to the lane's neighbours), 8 rows in flight as
-// with vectors (16 rows of 8-byte elements spilled 296 bytes at 64 registers), where the
-// rows are not aligned alike and a lane a column would have only the few elements of a
-// short reduced dim in flight (launch_model.h, kColumnElementsMinBytes).
-enum class ColumnLoad { kVectors, kShifted, kElements };
+// How a lane reads its column's rows (ColumnLoad, launch_model.h): whole aligned vectors;
+// shifted ones (Loaded::load_shifted: two aligned vectors and a shift each, 4 rows in
+// flight rather than 8, the same registers); or its kVec elements one by one
+// (Loaded::load_elements, ordinary loads whose sectors L1 serves to the lane's
+// neighbours), 8 rows in flight as with vectors (16 rows of 8-byte elements spilled 296
+// bytes at 64 registers), where the rows are not aligned alike and a lane a column would
+// have only the few elements of a short reduced dim in flight (launch_model.h,
+// kColumnElementsMinBytes).
 
 template <typename T, typename Out, int kVec, ColumnLoad kLoad, typename P>
 __global__ void __launch_bounds__(kColumnThreads, (kColumnMinBlocks<P, kVec>))

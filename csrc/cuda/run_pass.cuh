@@ -152,18 +152,6 @@ void launch_columns(const Columns<T>& c, const Launch& launch, Out* y, const at:
   C10_CUDA_KERNEL_LAUNCH_CHECK();
 }
 
-// Whether rounded exact sums of 16-bit floats read their columns in 8-byte vectors rather
-// than 16 (run_pass says when): `split`, the 16-byte tiles split over blocks, unless
-// WARPREDUCE_EXACT_COLUMN_BYTES=8 or 16 sets it for every tile (a knob for measuring the
-// two side by side, read once).
-inline bool narrow_rounded_columns(bool split) {
-  static const int bytes = [] {
-    const char* v = std::getenv("WARPREDUCE_EXACT_COLUMN_BYTES");
-    return v == nullptr ? 0 : std::atoi(v);
-  }();
-  return bytes == 8 || (bytes != 16 && split);
-}
-
 // One pass of the geometry: the launch model's choice, carried out.
 template <typename T, typename Out, typename P>
 void run_pass(const T* x, const ReductionPass& pass, Out* y, const at::Tensor& like,
@@ -297,48 +285,24 @@ void run_pass(const T* x, const ReductionPass& pass, Out* y, const at::Tensor& l
           return launch_columns<T, Out, kWord, ColumnLoad::kVectors>(c, launch, y, like, policy);
         }
       }
-      // Vectors of kVec elements.
-      auto vectors = [&](auto vec) {
-        constexpr int kVec = decltype(vec)::value;
+      if (launch.vector > 1) {  // 16-byte vectors
+        constexpr int kVec = 16 / sizeof(T);
         fold_into(kVec);
         pad_span(kVec);
         // Shifted vectors and elements one by one only for the element sizes the launch
         // model gives them to (no other instantiations: build time).
         if constexpr (sizeof(T) <= LaunchTuning::kColumnMaxShiftedBytes) {
-          if (launch.shifted)
+          if (launch.load == ColumnLoad::kShifted)
             return launch_columns<T, Out, kVec, ColumnLoad::kShifted>(c, launch, y, like, policy);
         }
         if constexpr (sizeof(T) >= LaunchTuning::kColumnElementsMinBytes) {
-          if (launch.elements)
+          if (launch.load == ColumnLoad::kElements)
             return launch_columns<T, Out, kVec, ColumnLoad::kElements>(c, launch, y, like, policy);
         }
-        TORCH_INTERNAL_ASSERT(!launch.shifted && !launch.elements,
+        TORCH_INTERNAL_ASSERT(launch.load == ColumnLoad::kVectors,
                               "warpreduce: ", launch.describe(), " of ", sizeof(T),
                               "-byte elements");
         launch_columns<T, Out, kVec, ColumnLoad::kVectors>(c, launch, y, like, policy);
-      };
-      if (launch.vector > 1) {
-        // Rounded exact sums: 8-byte vectors for float32 (16 held its four columns' own
-        // certificates in 64 registers with 116 bytes of spills: float32 8 x 2^24 over dim 0
-        // at 0.58x auto, 0.64 in 8 bytes), and for 16-bit columns where the tiles are
-        // split over blocks (each block's few rows then end in kVec sums a lane meeting in
-        // shared memory: bfloat16 2^14 x 1024 over dim 0 at 0.24x auto in 16 bytes, 0.45
-        // in 8); 16 bytes elsewhere (bfloat16 32 x 2^20 over dim 0 0.41 -> 0.57x auto,
-        // 1024 x 2^16 0.43 -> 0.56; H200, named dims with WARPREDUCE_EXACT_COLUMN_BYTES).
-        if constexpr (std::is_same_v<typename P::Sum, RoundedSum> && sizeof(T) == 4) {
-          vectors(std::integral_constant<int, 2>{});
-        } else if constexpr (std::is_same_v<typename P::Sum, RoundedSum>) {
-          constexpr int kWide = 16 / sizeof(T);
-          const int64_t tiles = column_tiles(c.outer_size, c.inner, kWide, launch);
-          const bool split =
-              2 * tiles <=
-              resident_blocks<columns<T, Out, kWide, ColumnLoad::kVectors, P>>(kColumnThreads);
-          if (narrow_rounded_columns(split))
-            return vectors(std::integral_constant<int, kWide / 2>{});
-          vectors(std::integral_constant<int, kWide>{});
-        } else {
-          vectors(std::integral_constant<int, 16 / sizeof(T)>{});
-        }
       } else {
         launch_columns<T, Out, 1, ColumnLoad::kVectors>(c, launch, y, like, policy);
       }
