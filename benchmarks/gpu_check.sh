@@ -189,6 +189,10 @@ for step in $steps; do
       metrics+=,smsp__average_warp_latency_issue_stalled_short_scoreboard.ratio,smsp__average_warp_latency_issue_stalled_mio_throttle.ratio
       metrics+=,smsp__average_warp_latency_issue_stalled_lg_throttle.ratio,smsp__issue_active.avg.pct_of_peak_sustained_active
       metrics+=,launch__occupancy_limit_blocks,sm__maximum_warps_per_active_cycle_pct
+      metrics+=,launch__registers_per_thread,smsp__average_warp_latency_issue_stalled_math_pipe_throttle.ratio
+      metrics+=,smsp__average_warp_latency_issue_stalled_wait.ratio,smsp__average_warp_latency_issue_stalled_not_selected.ratio
+      metrics+=,smsp__inst_executed_pipe_fp64.sum,smsp__inst_executed_pipe_xu.sum,smsp__inst_executed_pipe_lsu.sum
+      metrics+=,sm__pipe_fp64_cycles_active.avg.pct_of_peak_sustained_active
       ncu --clock-control none --csv --metrics "$metrics" --kernel-name regex:'rows_|columns|tiled' \
         python3 benchmarks/ncu_dims.py ${NCU_DIMS_ARGS:-} >"$OUT/ncu-dims.csv" 2>"$OUT/ncu-dims.err" || { status=1; tail "$OUT/ncu-dims.err"; }
       python3 - "$OUT/ncu-dims.csv" <<'PY'

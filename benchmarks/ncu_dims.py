@@ -24,6 +24,10 @@ CASES = {
     "f32-cols-4096": Case((4096, 4096), 0),
     "f32-vectors-32": Case((2**20, 32), -1),
     "bf16-vectors-128": Case((2**16, 128), -1, "bfloat16"),
+    "f32-vectors-100": Case((2**19, 100), -1),
+    "bf16-cols-8": Case((8, 2**24), 0, "bfloat16"),
+    "f32-cols-64k": Case((2**16, 128), 0),
+    "bf16-cols-32": Case((32, 2**20), 0, "bfloat16"),
 }
 
 args = sys.argv[1:]
