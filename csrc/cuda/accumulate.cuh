@@ -463,11 +463,10 @@ struct RoundedChain {
 // and the lsb key too: a bound and a key that hold for every column hold for each). A
 // RoundedChain a column (five registers) held a thread to 8-byte vectors, half the bytes
 // in flight of auto's columns; these take 16 (one block an SM: columns.cuh,
-// kColumnMinBlocks). float32 columns
-// keep their own magnitude and key: they are proved exact in double to about 2^14 rows
-// (run_pass.cuh, certify_once), a key or magnitude shared by k columns takes log2(k) bits
-// of that margin, and a failed certificate costs a recomputation of the column by one
-// thread.
+// kColumnMinBlocks). float32 columns keep their own magnitude and key: they are proved
+// exact in double to about 2^14 rows (run_pass.cuh, certify_once), a key or magnitude
+// shared by k columns takes log2(k) bits of that margin, and a failed certificate costs a
+// recomputation of the column by one thread.
 template <typename T, int kVec>
 struct RoundedColumns {
   static constexpr int kCertificates = sizeof(T) == 2 ? 1 : kVec;

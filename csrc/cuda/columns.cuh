@@ -315,13 +315,15 @@ __device__ __forceinline__ void fold_sums(C (&sums)[kVec], int64_t fold) {
 // faster than two blocks in the vectors then chosen (16 bytes; 8 for float32 and for
 // split tiles), on an H200: float32 8 x 2^24 over dim 0 238 -> 189 us, 64 x 512 x 1024
 // over dim 1 67 -> 54, bfloat16 8 x 2^24 over dim 0 196 -> 158, 1024 x 2^16 66 -> 57.
+// (16-bit tiles split over blocks had run in 8-byte vectors at two blocks: bfloat16 2^16
+// x 128 over dim 0 36.6 -> 52.2 us, 2^14 x 1024 40.1 -> 42.9, against earlier runs.)
 template <typename P, int kVec>
 constexpr int kColumnMinBlocks = sizeof(typename P::Acc) * kVec <= 32 ? 2 : 1;
 
-// How a lane reads its column's rows (ColumnLoad, launch_model.h): whole aligned vectors;
-// shifted ones (Loaded::load_shifted: two aligned vectors and a shift each, 4 rows in
-// flight rather than 8, the same registers); or its kVec elements one by one
-// (Loaded::load_elements, ordinary loads whose sectors L1 serves to the lane's
+// The kernel. How a lane reads its column's rows (ColumnLoad, launch_model.h): whole
+// aligned vectors; shifted ones (Loaded::load_shifted: two aligned vectors and a shift
+// each, 4 rows in flight rather than 8, the same registers); or its kVec elements one by
+// one (Loaded::load_elements, ordinary loads whose sectors L1 serves to the lane's
 // neighbours), 8 rows in flight as with vectors (16 rows of 8-byte elements spilled 296
 // bytes at 64 registers), where the rows are not aligned alike and a lane a column would
 // have only the few elements of a short reduced dim in flight (launch_model.h,
