@@ -113,8 +113,9 @@ struct ReductionPass {
   int64_t period = 1;
   int64_t width = 1;
   // Elements that may be read past the pass's last one (the rest of the input's storage:
-  // plan.cpp sets it on a gapped first pass, the only reader), so that a gapped inner dim
-  // is read in whole vectors where its span ends within one (run_pass.cuh).
+  // plan.cpp sets it on a gapped or stepped first pass, the only readers), so that a
+  // gapped inner dim is read in whole vectors where its span ends within one
+  // (run_pass.cuh), and a stepped one as packed rows (cpu/sum_kernels.h).
   int64_t slack = 0;
   // The result holds the outputs of consecutive outer indices (one inner index) next to
   // each other, and those of consecutive inner indices apart (plan.cpp sets it on the last

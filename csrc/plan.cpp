@@ -447,10 +447,11 @@ SumPlan make_plan(const at::Tensor& self, at::OptionalIntArrayRef dim, bool keep
     plan.passes.assign({rows});
   }
   if (fold_expanded) plan.passes.back().repeat = repeat;
-  if (!plan.copied && plan.passes[0].gapped()) {
+  if (!plan.copied && (plan.passes[0].gapped() || plan.passes[0].inner_stride > 1)) {
     // The storage past the view's last element (a strided last dim x[..., ::2] of a
-    // tensor ends one element before its storage does), for the one pass that reads past
-    // it: a gapped first pass (CUDA auto only).
+    // tensor ends one element before its storage does), for the first passes that read
+    // past it: a gapped one (CUDA auto only) and, on the CPU, a stepped one
+    // (cpu/sum_kernels.h, stepped_columns).
     int64_t last = plan.input.storage_offset();
     for (int64_t d = 0; d < plan.input.dim(); ++d) {
       last += (plan.input.size(d) - 1) * plan.input.stride(d);

@@ -18,7 +18,13 @@ import torch
 
 import warpreduce_torch as wr
 from warpreduce_torch import _C
-from warpreduce_torch.testing import VIEW_LAYOUTS, assert_sum_matches, random_tensor, random_view
+from warpreduce_torch.testing import (
+    VIEW_LAYOUTS,
+    assert_sum_matches,
+    in_tight_storage,
+    random_tensor,
+    random_view,
+)
 
 from .support import DTYPES
 
@@ -206,6 +212,13 @@ def test_stepped_columns(dtype):
             assert_sum_matches(wr.sum(x[0], 0), x[0], 0)
             assert_sum_matches(wr.sum(x, 1), x, 1)  # under another outer dim
             assert_sum_matches(wr.sum(x, (0, 1)), x, (0, 1))
+            # The rows' last skipped elements read where the storage holds them (the
+            # plan's slack), and not where it ends at the last kept element.
+            tight = in_tight_storage(x)
+            if length > 1:  # (else no pass: a copy)
+                assert plan(x, 1)["passes"][0]["slack"] == step - 1
+                assert plan(tight, 1)["passes"][0]["slack"] == 0
+            assert_sum_matches(wr.sum(tight, 1), tight, 1)
 
 
 @pytest.mark.parametrize("dtype", DTYPES, ids=str)
