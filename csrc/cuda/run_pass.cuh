@@ -9,7 +9,6 @@
 #include <c10/cuda/CUDAStream.h>
 
 #include <algorithm>
-#include <cstdlib>
 #include <limits>
 
 #include "../pass_chain.h"
