@@ -315,6 +315,22 @@ def test_rows_of_a_few_vectors(device, dtype):
             check(random_tensor((rows, vectors * lanes), dtype, device, seed=seed), -1)
 
 
+# Aligned columns whose tiles are too few to fill a GPU: on CUDA their rows split over
+# blocks, the partials of every split meeting in the tile's last block (fewer splits for
+# rounded sums than for certified ones); ordinary and cancelling columns (some fall back),
+# whole vectors and a partial last one.
+@pytest.mark.parametrize("device", DEVICES)
+@pytest.mark.parametrize("dtype", FLOATS, ids=str)
+def test_columns_split_over_blocks(device, dtype):
+    exact_device(device)
+    for i, (rows, columns) in enumerate([(2**13 + 3, 128), (4096, 1024), (300, 64), (5000, 40)]):
+        x = random_tensor((rows, columns), dtype, device, seed=i, mean=0)
+        assert _C.plan(x.cpu(), [0], 132, True)["passes"][0]["launch"].startswith("columns vector")
+        check(x, 0)
+        check(x[:, : columns - 3], 0)  # rows still aligned alike, the last vector partial
+        check(cancelling_rows(dtype, device, columns, rows, seed=i).t().contiguous(), 0)
+
+
 @pytest.mark.parametrize("device", DEVICES)
 @pytest.mark.parametrize("dtype", FLOATS, ids=str)
 def test_subnormals_only(device, dtype):

@@ -316,7 +316,8 @@ __device__ __forceinline__ void fold_sums(C (&sums)[kVec], int64_t fold) {
 // split tiles), on an H200: float32 8 x 2^24 over dim 0 238 -> 189 us, 64 x 512 x 1024
 // over dim 1 67 -> 54, bfloat16 8 x 2^24 over dim 0 196 -> 158, 1024 x 2^16 66 -> 57.
 // (16-bit tiles split over blocks had run in 8-byte vectors at two blocks: bfloat16 2^16
-// x 128 over dim 0 36.6 -> 52.2 us, 2^14 x 1024 40.1 -> 42.9, against earlier runs.)
+// x 128 over dim 0 36.6 -> 52.2 us, 2^14 x 1024 40.1 -> 42.9, against earlier runs; a
+// lighter finish got most of it back: run_pass.cuh, kRoundedColumnMaxFinishLoads.)
 template <typename P, int kVec>
 constexpr int kColumnMinBlocks = sizeof(typename P::Acc) * kVec <= 32 ? 2 : 1;
 

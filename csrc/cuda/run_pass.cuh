@@ -38,8 +38,17 @@ uintptr_t address_of(const T* p) {
 
 // A thread of a split should read at least this many 16-byte vectors.
 constexpr int64_t kSplitMinVectorsPerThread = SplitPolicy::kUnroll;
-// The last block of a column split reads at most this many partials a thread.
+// The last block of a column split reads at most this many partials a thread; of rounded
+// exact sums (RoundedSum: four fields to load and add), kRoundedColumnMaxFinishLoads. With
+// 32, that one block's reads held bfloat16 2^16 x 128 over dim 0 (one tile, 128 splits) to
+// 51.8 us; with 8, 39.4 (2^14 x 1024: 42.6 -> 39.7; eight other split column shapes of
+// exact_dims.py within 2%; H200, 2026-11-27, one build, a scratch knob). Certified sums
+// (ExactChain's columns) keep 32: their blocks' own rows cost more, and with 16 float32
+// 2^19 x 100 over dim 0 took 166 us, not 108. (8-byte vectors at two blocks an SM, the
+// finish of two tiles for one, gave 2^16 x 128 32.8 us but lost 10-17% on bfloat16 4096 x
+// 4096, 2^20 x 32, 2^22 x 8 and float32 4096 x 4096 over dim 0.)
 constexpr int64_t kColumnMaxFinishLoads = 32;
+constexpr int64_t kRoundedColumnMaxFinishLoads = 8;
 
 // Several blocks a row, as many as fill the GPU (one row: the full reduction), or a
 // block a row when the rows are many.
@@ -124,7 +133,9 @@ void launch_columns(const Columns<T>& c, const Launch& launch, Out* y, const at:
     // over dim 0 on 264 resident blocks, a second round of 51, at 0.66x torch.sum.)
     const int64_t fill = capacity / t.tiles;
     const int64_t enough_rows = c.length / (int64_t{t.ty} * LaunchTuning::kColumnRowsPerSplitLane);
-    const int64_t cheap_finish = kColumnMaxFinishLoads * t.ty / kVec;
+    const int64_t finish_loads =
+        std::is_same_v<C, RoundedSum> ? kRoundedColumnMaxFinishLoads : kColumnMaxFinishLoads;
+    const int64_t cheap_finish = finish_loads * t.ty / kVec;
     t.splits = std::clamp<int64_t>(std::min({fill, enough_rows, cheap_finish}), 1,
                                    max_split_blocks() / t.tiles);
   }
