@@ -4,7 +4,9 @@ cases of `python -m warpreduce_torch.bench --dims`, torch.sum, auto and exact si
 H200), with whatever WARPREDUCE_* knobs the environment sets. One line a case, the
 geometric mean of exact / auto, and a CSV.
 
-    python benchmarks/exact_dims.py TAG OUT.csv [NAME_FILTER]"""
+    python benchmarks/exact_dims.py TAG OUT.csv [NAME_FILTER ...]
+
+(the cases whose names contain any NAME_FILTER; every one without)"""
 
 import csv
 import math
@@ -16,8 +18,8 @@ from warpreduce_torch.bench import dims
 from warpreduce_torch.bench.timing import implementation, interleaved_gpu_times, rotated
 
 tag, out = sys.argv[1], sys.argv[2]
-flt = sys.argv[3] if len(sys.argv) > 3 else ""
-cases = [c for c in dims.anchor_cases() + dims.model_cases() if flt in c.name]
+filters = sys.argv[3:] or [""]
+cases = [c for c in dims.anchor_cases() + dims.model_cases() if any(f in c.name for f in filters)]
 rows = []
 for case in cases:
     probe = case.make(0)

@@ -13,7 +13,8 @@
 # multi-gpu skips with one GPU) and FUZZ_EXAMPLES its examples a property test;
 # NCU_DIMS_ARGS the ncu-dims step's cases (benchmarks/ncu_dims.py's arguments); NO_COMPILE=1
 # leaves torch.compile out of the random and dims steps; SANITIZE_SECONDS limits each
-# compute-sanitizer run (default 400).
+# compute-sanitizer run (default 400) and SANITIZE_KERNELS names the kernels it runs
+# (default: every one; "exact" alone, say, to reach its kernels in the time given).
 set -uo pipefail
 cd "$(dirname "$0")/.."
 PACK=${OUT:-}
@@ -69,7 +70,7 @@ for step in $steps; do
       tools="memcheck racecheck synccheck initcheck"
       for tool in $tools; do
         PYTORCH_NO_CUDA_MEMORY_CACHING=1 timeout "${SANITIZE_SECONDS:-400}" compute-sanitizer --tool "$tool" --error-exitcode 9 \
-          python3 benchmarks/sanitize.py >"$OUT/sanitize-$tool.log" 2>&1 &
+          python3 benchmarks/sanitize.py ${SANITIZE_KERNELS:+--kernels $SANITIZE_KERNELS} >"$OUT/sanitize-$tool.log" 2>&1 &
       done
       # CUDA graph capture needs the caching allocator: the scratch part again with it.
       for tool in initcheck racecheck; do

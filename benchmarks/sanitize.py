@@ -97,8 +97,8 @@ def run(x, dim, kernel):
     check(wr.sum(x, dim, kernel=kernel), x, dim)
 
 
-def every_kernel():
-    for kernel in wr.kernels("cuda"):
+def every_kernel(kernels):
+    for kernel in kernels:
         start = time.monotonic()
         fast = kernel in ("auto", "exact")
         cases = CASES + (AUTO_CASES if fast else [])
@@ -167,8 +167,16 @@ def scratch_as_streams_keep_it():
 if __name__ == "__main__":
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--part", choices=["all", "kernels", "scratch"], default="all")
-    part = parser.parse_args().part
+    parser.add_argument(
+        "--kernels",
+        nargs="+",
+        choices=wr.kernels("cuda"),
+        default=wr.kernels("cuda"),
+        help="the kernels the kernels part runs (default: every one)",
+    )
+    args = parser.parse_args()
+    part = args.part
     if part in ("all", "kernels"):
-        every_kernel()
+        every_kernel(args.kernels)
     if part in ("all", "scratch"):
         scratch_as_streams_keep_it()
