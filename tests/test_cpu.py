@@ -388,6 +388,10 @@ THREAD_CASES = [
     ((1001, 900, 3), 1),  # ... in periods of 3 vectors
     ((1001, 300, 22), 1),  # ... of 11 vectors
     ((70001, 50, 8), "gapped"),  # narrow gapped columns
+    # columns of fewer tasks than threads (2 chunks of rows x 1 and 3 tiles)
+    ((300, 2048), 0),
+    ((384, 4283), 0),
+    ((384, 3, 714, 2), "stepped"),  # a stepped span read to the rows' stride
 ]
 
 
@@ -396,6 +400,8 @@ def thread_case_input(shape, dim, dtype):
         return random_tensor(shape, dtype, "cpu")[..., :7], 0
     if dim == "stride2":
         return random_tensor(shape, dtype, "cpu")[:, ::2], -1
+    if dim == "stepped":
+        return random_tensor(shape, dtype, "cpu")[..., ::2], 0
     return random_tensor(shape, dtype, "cpu"), dim
 
 
