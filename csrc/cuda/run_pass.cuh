@@ -42,7 +42,7 @@ constexpr int64_t kSplitMinVectorsPerThread = SplitPolicy::kUnroll;
 // exact sums (RoundedSum: four fields to load and add), kRoundedColumnMaxFinishLoads. With
 // 32, that one block's reads held bfloat16 2^16 x 128 over dim 0 (one tile, 128 splits) to
 // 51.8 us; with 8, 39.4 (2^14 x 1024: 42.6 -> 39.7; eight other split column shapes of
-// exact_dims.py within 2%; H200, 2026-11-27, one build, a scratch knob). Certified sums
+// exact_dims.py within 3%; H200, 2026-11-27, one build, a scratch knob). Certified sums
 // (ExactChain's columns) keep 32: their blocks' own rows cost more, and with 16 float32
 // 2^19 x 100 over dim 0 took 166 us, not 108. (8-byte vectors at two blocks an SM, the
 // finish of two tiles for one, gave 2^16 x 128 32.8 us but lost 10-17% on bfloat16 4096 x
