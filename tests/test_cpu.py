@@ -388,10 +388,14 @@ THREAD_CASES = [
     ((1001, 900, 3), 1),  # ... in periods of 3 vectors
     ((1001, 300, 22), 1),  # ... of 11 vectors
     ((70001, 50, 8), "gapped"),  # narrow gapped columns
-    # columns of fewer tasks than threads (2 chunks of rows x 1 and 3 tiles)
+    # columns of fewer tasks than threads (2 chunks of rows x 1 and 3 tiles), whose
+    # tiles narrow with the thread count (column_tile_width)
     ((300, 2048), 0),
     ((384, 4283), 0),
     ((384, 3, 714, 2), "stepped"),  # a stepped span read to the rows' stride
+    ((248, 2666), "offset"),  # an offset view: 2665 columns, 2 tiles
+    ((3, 300, 1500), 1),  # several outer slices
+    ((40, 333), 0),  # fewer columns than the narrowest tile
 ]
 
 
@@ -402,6 +406,8 @@ def thread_case_input(shape, dim, dtype):
         return random_tensor(shape, dtype, "cpu")[:, ::2], -1
     if dim == "stepped":
         return random_tensor(shape, dtype, "cpu")[..., ::2], 0
+    if dim == "offset":
+        return random_tensor(shape, dtype, "cpu")[:, 1:], 0
     return random_tensor(shape, dtype, "cpu"), dim
 
 
@@ -413,7 +419,7 @@ def test_same_bits_for_any_thread_count(restore_threads, dtype, shape, dim):
     x, dim = thread_case_input(shape, dim, dtype)
     torch.set_num_threads(1)
     first = wr.sum(x, dim)
-    for threads in (2, 3, 8):
+    for threads in (2, 3, 8, 16):
         torch.set_num_threads(threads)
         assert torch.equal(wr.sum(x, dim), first), threads
     assert_sum_matches(first, x, dim)

@@ -54,6 +54,8 @@ template <typename A>
 constexpr int64_t kTileWidth = kTileBytes / sizeof(A);
 template <typename A>
 constexpr int64_t kTilePad = 64 / sizeof(A);  // room for a whole last vector
+// Tiles of at least this many columns where a pass narrows them (column_tile_width).
+constexpr int64_t kMinTileWidth = 256;
 constexpr int kColumnVectors = 4;  // vectors of columns summed side by side in a block
 static_assert(kColumnVectors == 4, "float_column_tile's switch covers 1 to 4 vectors");
 // Short rows are each too little work for the out-of-order core to keep enough loads in
@@ -724,6 +726,22 @@ void column_tile(const T* x, int64_t row_stride, int64_t col_stride, int64_t row
   }
 }
 
+// Columns a tile of columns_pass holds: kTileWidth, or fewer (at least kMinTileWidth, in
+// whole 64-column steps) where full tiles would leave threads without a task. A column's
+// sum does not depend on the tile that holds it, so the bits stay the same whatever the
+// thread count. On a 16-core host (benchmarks/RESULTS.md): float32 248 x 2665 offset over
+// dim 0, 4 tasks of full tiles, 0.29 -> 0.99x torch.sum; 384 x 3 x 714 of a stride-2 last
+// dim over dim 0, 6 tasks, 73 -> 36 us. WARPREDUCE_CPU_FULL_TILES=1 keeps full tiles: a
+// knob for measuring, read once.
+template <typename A>
+int64_t column_tile_width(int64_t inner, int64_t other_tasks) {
+  static const bool full_tiles = knob_is_set("WARPREDUCE_CPU_FULL_TILES");
+  const int64_t threads = at::get_num_threads();
+  if (full_tiles || other_tasks * ceil_div(inner, kTileWidth<A>) >= threads) return kTileWidth<A>;
+  const int64_t wanted = ceil_div(inner, ceil_div(threads, other_tasks));
+  return std::clamp<int64_t>(ceil_div(wanted, 64) * 64, kMinTileWidth, kTileWidth<A>);
+}
+
 // A task sums one chunk of kChunkRows rows of one tile of columns under one outer index.
 // A pass of one chunk writes the outputs; of several, a partial sum per chunk and output,
 // then combined pairwise over chunks, a block of outputs at a time.
@@ -733,18 +751,19 @@ void columns_pass(const T* x, const ReductionPass& pass, Out* y) {
   using C = combine_t<A>;
   const int64_t outer = pass.outer_size, inner = pass.inner, length = pass.length;
   const int64_t chunks = ceil_div(length, kChunkRows);
-  const int64_t tiles = ceil_div(inner, kTileWidth<A>);
+  const int64_t tile_width = column_tile_width<A>(inner, chunks * outer);
+  const int64_t tiles = ceil_div(inner, tile_width);
   const int64_t outputs = outer * inner;
   std::unique_ptr<C[]> partial(chunks > 1 ? new C[chunks * outputs] : nullptr);
 
-  const int64_t task_elements = std::min(length, kChunkRows) * std::min(inner, kTileWidth<A>);
+  const int64_t task_elements = std::min(length, kChunkRows) * std::min(inner, tile_width);
   const T* end = x + pass.outer.offset(outer - 1) + (length - 1) * pass.reduced_stride +
                  (inner - 1) * pass.inner_stride + 1;  // past the last element
   for_each_task(chunks * outer * tiles, task_elements, [&](int64_t task) {
     const int64_t tile_index = task % tiles;
     const int64_t o = task / tiles % outer;
     const int64_t chunk = task / tiles / outer;
-    const int64_t c0 = tile_index * kTileWidth<A>, width = std::min(kTileWidth<A>, inner - c0);
+    const int64_t c0 = tile_index * tile_width, width = std::min(tile_width, inner - c0);
     const int64_t r0 = chunk * kChunkRows, rows = std::min(kChunkRows, length - r0);
     const T* base = x + pass.outer.offset(o) + r0 * pass.reduced_stride + c0 * pass.inner_stride;
 

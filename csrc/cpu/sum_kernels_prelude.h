@@ -64,6 +64,7 @@
 #include <vector>
 
 #include "../exact.h"
+#include "../launch_model.h"
 #include "../pass_chain.h"
 #include "../plan.h"
 #include "../sum_traits.h"
