@@ -177,6 +177,25 @@ def test_narrow_gapped_columns(dtype):
             assert_sum_matches(wr.sum(expanded, 0), expanded, 0)
 
 
+# Narrow columns of rows a little further apart than they are wide ((length, span)[:, :inner],
+# dim 0) are summed as packed rows of the whole span, gaps included, when span <= 2 *
+# inner, each slice's last row added after (its gap may lie past the storage); the gaps
+# hold inf and NaN, which must not leak.
+@pytest.mark.parametrize("dtype", DTYPES, ids=str)
+def test_gapped_row_columns(dtype):
+    for inner, span in GAPPED:
+        for length in [1, 2, 3, 257, 1025]:
+            base = random_tensor((3, length, span), dtype, "cpu", seed=inner + length)
+            if dtype.is_floating_point:
+                base[..., inner:] = float("nan")
+                base[..., inner + 1 :] = float("inf")
+            x = base[..., :inner]
+            assert_sum_matches(wr.sum(x[0], 0), x[0], 0)
+            assert_sum_matches(wr.sum(x, 1), x, 1)  # under another outer dim
+            tight = in_tight_storage(x)  # the storage ends at the last element
+            assert_sum_matches(wr.sum(tight, 1), tight, 1)
+
+
 # Columns a step apart ((length, inner * step)[:, ::step], dim 0) are summed as the
 # adjacent columns of their whole span, every step-th sum kept: steps 2-4 (5 takes scalar
 # loads), narrow spans on both sides of 64, wide ones (under 8 rows: scalar loads); the
@@ -396,6 +415,7 @@ THREAD_CASES = [
     ((248, 2666), "offset"),  # an offset view: 2665 columns, 2 tiles
     ((3, 300, 1500), 1),  # several outer slices
     ((40, 333), 0),  # fewer columns than the narrowest tile
+    ((885, 275, 6, 6), "gapped rows"),  # 3 columns of rows 6 apart
 ]
 
 
@@ -406,6 +426,8 @@ def thread_case_input(shape, dim, dtype):
         return random_tensor(shape, dtype, "cpu")[:, ::2], -1
     if dim == "stepped":
         return random_tensor(shape, dtype, "cpu")[..., ::2], 0
+    if dim == "gapped rows":
+        return random_tensor(shape, dtype, "cpu")[..., :3], (1, 2)
     if dim == "offset":
         return random_tensor(shape, dtype, "cpu")[:, 1:], 0
     return random_tensor(shape, dtype, "cpu"), dim
