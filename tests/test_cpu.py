@@ -162,15 +162,21 @@ def test_folded_packed_columns(dtype, inner):
 GAPPED = [(2, 3), (2, 4), (2, 5), (7, 8), (5, 10), (5, 11), (31, 33), (63, 64), (63, 65), (64, 65)]
 
 
+def with_poisoned_gaps(shape, dtype, inner, seed):
+    """The first `inner` elements of the last dim of a random tensor of `shape`, whose
+    other elements (the gaps) hold NaN and inf for float dtypes."""
+    base = random_tensor(shape, dtype, "cpu", seed=seed)
+    if dtype.is_floating_point:
+        base[..., inner:] = float("nan")
+        base[..., inner + 1 :] = float("inf")
+    return base[..., :inner]
+
+
 @pytest.mark.parametrize("dtype", DTYPES, ids=str)
 def test_narrow_gapped_columns(dtype):
     for inner, span in GAPPED:
         for length, count in [(1, 2), (3, 5), (257, 3), (1025, 33)]:
-            base = random_tensor((2, length, count, span), dtype, "cpu", seed=inner + length)
-            if dtype.is_floating_point:
-                base[..., inner:] = float("nan")
-                base[..., inner + 1 :] = float("inf")
-            x = base[..., :inner]
+            x = with_poisoned_gaps((2, length, count, span), dtype, inner, seed=inner + length)
             assert_sum_matches(wr.sum(x[0], 0), x[0], 0)
             assert_sum_matches(wr.sum(x, 1), x, 1)  # under another outer dim
             expanded = x[0, :, :1].expand(length, 3, inner)  # an outer dim of stride 0
@@ -185,11 +191,7 @@ def test_narrow_gapped_columns(dtype):
 def test_gapped_row_columns(dtype):
     for inner, span in GAPPED:
         for length in [1, 2, 3, 257, 1025]:
-            base = random_tensor((3, length, span), dtype, "cpu", seed=inner + length)
-            if dtype.is_floating_point:
-                base[..., inner:] = float("nan")
-                base[..., inner + 1 :] = float("inf")
-            x = base[..., :inner]
+            x = with_poisoned_gaps((3, length, span), dtype, inner, seed=inner + length)
             assert_sum_matches(wr.sum(x[0], 0), x[0], 0)
             assert_sum_matches(wr.sum(x, 1), x, 1)  # under another outer dim
             tight = in_tight_storage(x)  # the storage ends at the last element
