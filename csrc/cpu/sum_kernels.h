@@ -1066,8 +1066,8 @@ template <typename T, typename Out>
 bool gapped_row_columns(const T* x, const ReductionPass& pass, Out* y) {
   using C = combine_t<acc_t<T>>;
   const int64_t inner = pass.inner, stride = pass.reduced_stride, length = pass.length;
-  if (inner >= kNarrowColumns || pass.inner_stride != 1 || pass.gapped() || stride <= inner ||
-      stride > 2 * inner || length < 2) {
+  if (inner >= kNarrowColumns || pass.inner_stride != 1 || stride <= inner || stride > 2 * inner ||
+      length < 2) {
     return false;
   }
   ReductionPass wide = pass;
