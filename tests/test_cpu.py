@@ -200,8 +200,9 @@ def test_gapped_row_columns(dtype):
 
 # Columns a step apart ((length, inner * step)[:, ::step], dim 0) are summed as the
 # adjacent columns of their whole span, every step-th sum kept: steps 2-4 (5 takes scalar
-# loads), narrow spans on both sides of 64, wide ones (under 8 rows: scalar loads); the
-# skipped elements hold inf and NaN, which must not leak into the kept sums.
+# loads), narrow spans on both sides of 64, wide ones (one columns pass that keeps every
+# step-th sum, over tiles of 2048 floats that a step of 3 does not divide); the skipped
+# elements hold inf and NaN, which must not leak into the kept sums.
 STEPPED = [
     (2, 2),
     (4, 2),
@@ -217,6 +218,7 @@ STEPPED = [
     (837, 2),
     (1001, 3),
     (250, 4),
+    (700, 4),
 ]
 
 
@@ -393,6 +395,7 @@ def test_float64_error_no_worse_than_torch_sum():
 
 # --- the same bits whatever the thread count ---------------------------------------------
 
+
 THREAD_CASES = [
     ((2**20 + 3,), None),  # a long row: chunks combined pairwise
     ((3, 100003), -1),  # rows of several chunks
@@ -418,6 +421,7 @@ THREAD_CASES = [
     ((3, 300, 1500), 1),  # several outer slices
     ((40, 333), 0),  # fewer columns than the narrowest tile
     ((885, 275, 6, 6), "gapped rows"),  # 3 columns of rows 6 apart
+    ((300, 3 * 1001), "stepped3"),  # kept columns every 3rd of tiles cut at 64-column steps
 ]
 
 
@@ -428,6 +432,8 @@ def thread_case_input(shape, dim, dtype):
         return random_tensor(shape, dtype, "cpu")[:, ::2], -1
     if dim == "stepped":
         return random_tensor(shape, dtype, "cpu")[..., ::2], 0
+    if dim == "stepped3":
+        return random_tensor(shape, dtype, "cpu")[..., ::3], 0
     if dim == "gapped rows":
         return random_tensor(shape, dtype, "cpu")[..., :3], (1, 2)
     if dim == "offset":

@@ -744,16 +744,19 @@ int64_t column_tile_width(int64_t inner, int64_t other_tasks) {
 
 // A task sums one chunk of kChunkRows rows of one tile of columns under one outer index.
 // A pass of one chunk writes the outputs; of several, a partial sum per chunk and output,
-// then combined pairwise over chunks, a block of outputs at a time.
+// then combined pairwise over chunks, a block of outputs at a time. With a step s > 1
+// (stepped_columns), only the columns at multiples of s are outputs: an outer index holds
+// ceil(inner / s) of them.
 template <typename T, typename Out>
-void columns_pass(const T* x, const ReductionPass& pass, Out* y) {
+void columns_pass(const T* x, const ReductionPass& pass, Out* y, int64_t step = 1) {
   using A = acc_t<T>;
   using C = combine_t<A>;
   const int64_t outer = pass.outer_size, inner = pass.inner, length = pass.length;
   const int64_t chunks = ceil_div(length, kChunkRows);
   const int64_t tile_width = column_tile_width<A>(inner, chunks * outer);
   const int64_t tiles = ceil_div(inner, tile_width);
-  const int64_t outputs = outer * inner;
+  const int64_t kept = ceil_div(inner, step);  // outputs an outer index holds
+  const int64_t outputs = outer * kept;
   std::unique_ptr<C[]> partial(chunks > 1 ? new C[chunks * outputs] : nullptr);
 
   const int64_t task_elements = std::min(length, kChunkRows) * std::min(inner, tile_width);
@@ -769,13 +772,25 @@ void columns_pass(const T* x, const ReductionPass& pass, Out* y) {
 
     alignas(64) A tile[kTileWidth<A> + kTilePad<A>];
     column_tile(base, pass.reduced_stride, pass.inner_stride, rows, width, tile, end);
-    const int64_t first_output = o * inner + c0;
-    if (chunks == 1) {
-      for (int64_t c = 0; c < width; ++c)
-        y[first_output + c] = from_zero<Out>(tile[c], pass.repeat);
+    if (step == 1) {
+      const int64_t first_output = o * inner + c0;
+      if (chunks == 1) {
+        for (int64_t c = 0; c < width; ++c)
+          y[first_output + c] = from_zero<Out>(tile[c], pass.repeat);
+      } else {
+        C* into = partial.get() + chunk * outputs + first_output;
+        for (int64_t c = 0; c < width; ++c) into[c] = tile[c];
+      }
     } else {
-      C* into = partial.get() + chunk * outputs + first_output;
-      for (int64_t c = 0; c < width; ++c) into[c] = tile[c];
+      // The tile's columns at multiples of the step, from the first of them.
+      for (int64_t c = ceil_div(c0, step) * step - c0; c < width; c += step) {
+        const int64_t output = o * kept + (c0 + c) / step;
+        if (chunks == 1) {
+          y[output] = from_zero<Out>(tile[c], pass.repeat);
+        } else {
+          partial[chunk * outputs + output] = tile[c];
+        }
+      }
     }
   });
   if (chunks == 1) return;
@@ -1012,12 +1027,11 @@ void columns_or_narrow(const T* x, const ReductionPass& pass, Out* y) {
 // float32 of stride 2 over dim 0: 0.42x torch.sum on the dev machine; 160 x 8371 of
 // stride 2: 0.68x). The whole span of each row, the elements between the columns
 // included (they lie between elements of the input, in its storage, and in the same
-// cache lines), is summed as adjacent columns, vector loads and the narrow paths above,
-// and every step-th sum kept. Wide spans only where the sums of the span are few beside
-// the input: at least kSteppedMinRows rows, and at most kSteppedMaxSumBytes of them
-// (guards on the buffer of sums, not tuned: past them, scalar loads as before).
-constexpr int64_t kSteppedMinRows = 8;
-constexpr int64_t kSteppedMaxSumBytes = int64_t{64} << 20;
+// cache lines), is summed as adjacent columns, vector loads, and every step-th sum kept:
+// spans of at least kNarrowColumns by one columns pass that writes only those sums; narrow
+// ones by the narrow paths above, into a buffer of the span's sums. (A buffer for wide
+// spans too had float32 8 x 791672 of a stride-2 last dim over dim 0 at 0.65-0.70x
+// torch.sum on the dev machine: the sums written and read again, a second pass.)
 
 // A span that falls short of the rows' stride by less than a step (x[..., ::2] of rows of
 // an even length: 2n - 1 elements in rows 2n apart) is read to the stride where the
@@ -1035,13 +1049,14 @@ bool stepped_columns(const T* x, const ReductionPass& pass, Out* y) {
       pass.reduced_stride - span <= pass.slack) {
     span = pass.reduced_stride;
   }
-  if (span >= kNarrowColumns && (pass.length < kSteppedMinRows ||
-                                 pass.outer_size * span * int64_t{sizeof(C)} > kSteppedMaxSumBytes))
-    return false;
   ReductionPass wide = pass;
-  wide.repeat = 1;  // its sums are summed again here
   wide.inner = span;
   wide.inner_stride = 1;
+  if (span >= kNarrowColumns) {
+    columns_pass(x, wide, y, step);
+    return true;
+  }
+  wide.repeat = 1;  // its sums are summed again here
   std::unique_ptr<C[]> sums(new C[pass.outer_size * span]);
   if (!narrow_gapped_columns(x, wide, sums.get())) columns_or_narrow(x, wide, sums.get());
   for_each_task(pass.outer_size, pass.inner, [&](int64_t o) {
