@@ -393,6 +393,44 @@ def test_float64_error_no_worse_than_torch_sum():
     assert ours <= theirs + 10 * torch.finfo(torch.float64).eps * abs(exact) / 2
 
 
+def test_float16_outputs_round_like_torch():
+    """float16 outputs are converted from float sums a vector at a time in the AVX2 and
+    AVX-512 builds: the same rounding as c10::Half's (to nearest, ties to even), overflow
+    to inf, subnormals, NaN and inf kept. The inputs make every float sum exact (values
+    of one narrow range of exponents), so the reference is the exact sum rounded once.
+    Paths: columns of one chunk and of several, narrow gapped columns, short rows; output
+    counts on both sides of a conversion's 16 or 32 lanes."""
+    generator = torch.Generator().manual_seed(0)
+
+    def values(shape, scale, low, high):
+        k = torch.randint(low, high, shape, generator=generator, dtype=torch.int64)
+        return (k.double() * scale).to(torch.float16)
+
+    for scale, low, high in [
+        (2.0**-24, -1000, 1000),  # subnormal sums
+        (2.0**-10, -(2**12), 2**12),  # ties between float16s
+        (32.0, 900, 2047),  # large: sums past 65504 overflow to inf
+    ]:
+        for shape, dim in [
+            ((7, 37), 0),
+            ((3, 1000), 0),
+            ((300, 45), 0),
+            ((2, 5, 3, 20), 1),
+            ((53, 9), 1),
+            ((40, 33), 1),
+        ]:
+            x = values(shape, scale, low, high)
+            x.view(-1)[:: x.numel() // 3] = float("nan")
+            x.view(-1)[1 :: x.numel() // 2] = float("inf")
+            views = [(x, dim), (x.expand(3, *shape), (0, dim + 1))]  # each sum times 3
+            if x.dim() == 4:
+                views.append((x[..., :12], dim))  # narrow columns a gap apart
+            for v, d in views:
+                got = wr.sum(v, d)
+                want = v.double().sum(d).to(torch.float16)
+                torch.testing.assert_close(got, want, rtol=0, atol=0, equal_nan=True)
+
+
 # --- the same bits whatever the thread count ---------------------------------------------
 
 
