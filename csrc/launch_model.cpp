@@ -178,25 +178,32 @@ Launch columns_launch(const ReductionPass& pass, const ElementShape& element,
   const bool rare_partials =
       pass.outer_size == 1 || pass.inner >= Tuning::kColumnRarePartialVectors * lanes;
   const bool long_partial = enough_vectors && aligned && rare_partials;
-  const bool shifted = wide && !aligned && bytes <= Tuning::kColumnMaxShiftedBytes;
-  // 4-byte elements there: 8-byte vectors where those are aligned alike (rows an even
-  // number of elements apart), two outputs a lane. WARPREDUCE_NO_HALF_VECTORS=1 leaves
-  // them out: a knob for measuring (benchmarks), read once.
-  static const bool no_half_vectors = knob_is_set("WARPREDUCE_NO_HALF_VECTORS");
-  const bool half = !no_half_vectors && wide && !aligned &&
-                    bytes == Tuning::kColumnHalfVectorBytes && rows_aligned(pass, element, 2, 8);
-  // 4- and 8-byte elements there in rows aligned alike to neither: a vector's adjacent
-  // outputs a lane all the same, its elements read one by one, 8 rows in flight, rather
-  // than column tiles or an element a lane (only the short reduced dim's few in flight).
-  // On an H200 (seeds 59, 61): float32 7 x 7 x 347750 offset over dim 0 67.9 -> 28.4 us
-  // (0.44 -> 1.05x torch.sum; an element a lane before), 4436 x 3 x 2392 offset 70.9 ->
-  // 51.7, 4236215 x 7 permuted 49.1 -> 36.1 (column tiles before); int32 6 x 5 x 279625
-  // transposed lost 21.9 -> 23.8 (int64 outputs; still 4.9x torch.sum).
+  // Past kColumnMaxShiftedRows rows, 2-byte elements in rows aligned alike to 4 bytes read
+  // 4-byte pairs instead (below; launch_model.h has the measurement).
+  const bool shifted =
+      wide && !aligned && bytes <= Tuning::kColumnMaxShiftedBytes &&
+      !(bytes == Tuning::kColumnPairBytes && pass.length > Tuning::kColumnMaxShiftedRows &&
+        rows_aligned(pass, element, 2, 4));
+  // 4- and 8-byte elements there in rows not aligned alike: a vector's adjacent outputs a
+  // lane all the same, its elements read one by one, 8 rows in flight, rather than column
+  // tiles or an element a lane (only the short reduced dim's few in flight). On an H200
+  // (seeds 59, 61): float32 7 x 7 x 347750 offset over dim 0 67.9 -> 28.4 us (0.44 ->
+  // 1.05x torch.sum; an element a lane before), 4436 x 3 x 2392 offset 70.9 -> 51.7,
+  // 4236215 x 7 permuted 49.1 -> 36.1 (column tiles before); int32 6 x 5 x 279625
+  // transposed lost 21.9 -> 23.8 (int64 outputs; still 4.9x torch.sum). Also where the
+  // rows are aligned alike to 8 bytes, in place of 8-byte vectors (two outputs a lane, half
+  // the bytes in flight): float32 20 x 190 x 3 x 4 x 2 x 130 over dim 4 0.73 -> 0.87x
+  // torch.sum, 2 x 5552940 sliced over dim 0 0.69 -> 1.02, 70 x 5 x 87 x 90 x 5 over dim 1
+  // 0.93 -> 1.12 (H200, seeds 97 and 101, 2026-11-28). 4-byte elements up to
+  // kColumnMaxElementsRows rows: float32 45 x 1 x 7 x 5 x 34063 over dim 0, rows an odd
+  // number apart, 0.88 -> 1.06x (an element a lane, 32 rows in flight, before).
   // WARPREDUCE_NO_COLUMN_ELEMENTS=1 leaves them out: a knob for measuring (benchmarks).
   static const bool no_elements = knob_is_set("WARPREDUCE_NO_COLUMN_ELEMENTS");
-  const bool elements =
-      !no_elements && wide && !aligned && !half && bytes >= Tuning::kColumnElementsMinBytes;
-  const bool vectors = whole || (wide && aligned) || long_partial || shifted || half || elements;
+  const int64_t element_rows =
+      bytes == 4 ? Tuning::kColumnMaxElementsRows : Tuning::kColumnMaxUnalignedRows;
+  const bool elements = !no_elements && enough_vectors && pass.length <= element_rows && !aligned &&
+                        bytes >= Tuning::kColumnElementsMinBytes;
+  const bool vectors = whole || (wide && aligned) || long_partial || shifted || elements;
   // 2-byte elements under longer reduced dims, rows an even number of elements apart but
   // not aligned alike to 16 bytes: 4-byte loads, two outputs a lane, rather than an
   // element a lane. WARPREDUCE_NO_PAIRS=1 leaves them out: a knob for measuring.
@@ -252,7 +259,7 @@ Launch columns_launch(const ReductionPass& pass, const ElementShape& element,
     return launch;
   }
   // A short reduced dim above wide columns that vectors cannot read: column tiles.
-  if (!pass.gapped() && !vectors &&
+  if (!pass.gapped() && !vectors && !pairs &&
       pass.length <= std::min(Tuning::kColumnTileMaxRows, max_tile_segments(bytes)) &&
       pass.inner_stride * bytes <= 16) {
     const Launch tiles = column_tiles_launch(pass, bytes);
@@ -261,7 +268,7 @@ Launch columns_launch(const ReductionPass& pass, const ElementShape& element,
 
   Launch launch;
   launch.kind = LaunchKind::kColumns;
-  launch.vector = byte_words ? 4 : half ? lanes / 2 : vectors ? lanes : pairs ? 2 : 1;
+  launch.vector = byte_words ? 4 : vectors ? lanes : pairs ? 2 : 1;
   launch.load = shifted && !byte_words ? ColumnLoad::kShifted
                 : elements             ? ColumnLoad::kElements
                                        : ColumnLoad::kVectors;

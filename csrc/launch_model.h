@@ -23,9 +23,9 @@
 //                 Both also read gapped rows (geometry.h): a strided last dim, or short
 //                 rows a little apart summed together, as one span, the gaps masked.
 //   columns       the reduced dim above kept adjacent outputs, slabs too long to tile:
-//                 a lane per 16-byte vector of adjacent outputs (8-byte for 4-byte
-//                 elements in rows aligned only that far alike; shifted, or read
-//                 element by element, in rows not aligned alike; or per output), the
+//                 a lane per 16-byte vector of adjacent outputs (shifted, or read
+//                 element by element, in rows not aligned alike; 4-byte pairs of 2-byte
+//                 elements or words of 1-byte ones; or per output), the
 //                 block's other lanes down the reduced dim, over several blocks when the
 //                 outputs are few; when the reduced extent is short, each lane owns its
 //                 outputs' whole column and lanes run across outer slices ("flat").
@@ -86,9 +86,8 @@ struct Launch {
   int64_t slots = 0;
   int64_t per_segment = 0;
   int64_t width = 0;
-  // columns: elements a lane loads at once (1, a 16-byte vector, an 8-byte one of 4-byte
-  // elements or a 4-byte one of 2-byte elements whose rows are not aligned alike, a 4-byte
-  // one of 1-byte elements), lanes across the outputs (tx) and down the reduced dim (ty),
+  // columns: elements a lane loads at once (1, a 16-byte vector, a 4-byte one of 2-byte
+  // elements whose rows are not aligned alike, a 4-byte one of 1-byte elements), lanes across the outputs (tx) and down the reduced dim (ty),
   // whether a tile's lanes run across outer slices (flat), and the blocks a tile's rows are
   // split over.
   int64_t vector = 1;
@@ -166,16 +165,20 @@ struct LaunchTuning {
   static constexpr int64_t kColumnMaxShiftedBytes = 2;
   // Larger elements there read a vector's elements one by one, a vector of outputs a lane
   // (columns.cuh, ColumnLoad::kElements; launch_model.cpp has what that gained), rather
-  // than the column tiles above.
+  // than the column tiles above; 4-byte ones up to kColumnMaxElementsRows rows (float32
+  // 45 x 1 x 7 x 5 x 34063 over dim 0: 0.88 -> 1.06x torch.sum, H200, seed 97; longer
+  // ones not measured).
   static constexpr int64_t kColumnElementsMinBytes = 4;
-  // Rows not aligned alike but an even number of 4-byte elements apart read 8-byte
-  // vectors instead of tiles (float32 7 x 5815 x 1210 over dim 0, rows 7036150 apart:
-  // column tiles ran at 0.84x torch.sum on the H100, seed 22).
-  static constexpr int64_t kColumnHalfVectorBytes = 4;
+  static constexpr int64_t kColumnMaxElementsRows = 64;
   // Longer reduced dims of 2-byte elements whose rows are an even number of elements
   // apart read 4-byte pairs (bfloat16 68 x 1077306 over dim 0, an element a lane: 0.56x
-  // torch.sum on an H200, seed 53).
+  // torch.sum on an H200, seed 53), and so do those past kColumnMaxShiftedRows rows that
+  // shifted vectors would read: a lane's bytes in flight are then at least those of 4
+  // shifted rows (float16 26 x 138 x 6 x 3921 over dim 0, 26 rows: 0.64 -> 0.88x
+  // torch.sum, H200, seed 97, 2026-11-28; pairs lost at 2 and 7 rows, launch_model.cpp;
+  // 9-25 rows not measured).
   static constexpr int64_t kColumnPairBytes = 2;
+  static constexpr int64_t kColumnMaxShiftedRows = 16;
   // Folded columns (Launch::fold) for elements of at least this many bytes: int8 2 x
   // 4428784 over dim 1 (transposed) took 31.9 us folded, 16 wide integer accumulators a
   // lane, and 16.8 us an element a lane (H200, seed 41).

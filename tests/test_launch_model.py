@@ -90,11 +90,13 @@ CASES = [
     ((2, 31, 5000), "stepped", [1], ["column_tiles"]),
     ((2, 32, 5000), "stepped", [1], ["columns"]),  # just over: tiles under 64 wide
     ((7, 90, 31), "sliced", [0], ["columns"]),  # too narrow for column tiles
-    # rows aligned alike to 8 bytes only (an even number of floats apart): 8-byte vectors
+    # rows aligned alike to 8 bytes only (an even number of floats apart): a vector's
+    # elements one by one up to 64 rows (16-bit: shifted vectors up to 16 rows, pairs after)
     ((7, 4098), "contiguous", [0], ["columns"]),
     ((32, 4098), "contiguous", [0], ["columns"]),
-    ((33, 4098), "contiguous", [0], ["columns"]),  # longer: an element a lane
-    ((40, 4098), "contiguous", [0], ["columns"]),  # (16-bit: 4-byte pairs)
+    ((33, 4098), "contiguous", [0], ["columns"]),
+    ((64, 4098), "contiguous", [0], ["columns"]),
+    ((65, 4098), "contiguous", [0], ["columns"]),  # longer: an element a lane
     # columns: wide ones (a warp across 512 bytes), few ones with long columns (a warp
     # across a patch of rows), unaligned and stepped ones (an element a lane)
     ((1024, 4096), "contiguous", [0], ["columns"]),
@@ -127,13 +129,12 @@ def test_column_shapes():
     assert wr._C.plan(x, [1])["passes"][0]["launch"].startswith("columns vector=4 tx=")
     x = make((1024, 4096), "stepped", torch.float32, "cpu")
     assert wr._C.plan(x, [0])["passes"][0]["launch"].startswith("columns vector=1 tx=")
-    # Rows an even number of floats apart: 8-byte vectors for short columns (16-byte ones
-    # for the 16-bit types); longer columns an element a lane.
-    for rows, vector in [(7, 2), (32, 2), (33, 1)]:
-        x = make((rows, 4098), "contiguous", torch.float32, "cpu")
-        assert wr._C.plan(x, [0])["passes"][0]["launch"].startswith(f"columns vector={vector} ")
-    x = make((7, 4098), "contiguous", torch.int32, "cpu")
-    assert wr._C.plan(x, [0])["passes"][0]["launch"].startswith("columns vector=2 ")
+    # Rows an even number of floats apart: a vector's elements one by one up to 64 rows
+    # (16-byte vectors for the 16-bit types); longer columns an element a lane.
+    for dtype in (torch.float32, torch.int32):
+        for rows, launch in [(7, "4 elements"), (64, "4 elements"), (65, "1")]:
+            x = make((rows, 4098), "contiguous", dtype, "cpu")
+            assert wr._C.plan(x, [0])["passes"][0]["launch"].startswith(f"columns vector={launch} ")
     x = make((7, 4098), "contiguous", torch.bfloat16, "cpu")
     assert wr._C.plan(x, [0])["passes"][0]["launch"].startswith("columns vector=8 ")
     x = make((7, 4098), "offset", torch.float32, "cpu")  # not aligned to 8 bytes
@@ -155,7 +156,8 @@ def test_column_shapes():
 
 # Rows not aligned alike under a short reduced dim: shifted vectors for 1- and 2-byte
 # elements (as wide as the float32 cases of the columns and slabs above), elements one by
-# one for wider ones (below); long reduced dims: an element a lane.
+# one for wider ones (below); long reduced dims: an element a lane. (2-byte elements in
+# rows aligned alike to 4 bytes take shifted vectors up to 16 rows only: below.)
 SHIFTED_CASES = [
     ((3, 100003), "contiguous", [0]),
     ((8, 4096), "offset", [0]),
@@ -176,8 +178,8 @@ def test_shifted_columns(shape, layout, dims, dtype):
 
 
 # ... and for 4- and 8-byte elements, a vector's adjacent outputs a lane, its elements
-# read one by one (8-byte vectors instead where float32 rows are an even number of
-# elements apart and aligned to 8 bytes; slabs where they fit).
+# read one by one (slabs where they fit), up to 64 rows of 4-byte elements and 32 of
+# 8-byte ones.
 ELEMENT_CASES = [
     ((3, 100003), "contiguous", [0]),
     ((8, 4096), "offset", [0]),
@@ -193,10 +195,40 @@ def test_column_elements(shape, layout, dims, dtype):
     (p,) = wr._C.plan(x, dims)["passes"]
     assert p["launch"].startswith(f"columns vector={16 // x.element_size()} elements ")
     # A longer reduced dim: an element a lane, 32 rows in flight.
-    longer = list(shape)
-    longer[dims[0]] = 33
-    x = make(longer, layout, dtype, "cpu")
-    assert wr._C.plan(x, dims)["passes"][0]["launch"].startswith("columns vector=1 ")
+    most = 64 if x.element_size() == 4 else 32
+    for rows, launch in [(most, f"{16 // x.element_size()} elements"), (most + 1, "1")]:
+        longer = list(shape)
+        longer[dims[0]] = rows
+        x = make(longer, layout, dtype, "cpu")
+        assert wr._C.plan(x, dims)["passes"][0]["launch"].startswith(f"columns vector={launch} ")
+
+
+# 2-byte elements in rows aligned alike to 4 bytes but not 16: shifted vectors up to 16
+# rows, 4-byte pairs after; rows an odd number of elements apart stay shifted to 32 rows.
+SHIFTED_OR_PAIRS = [
+    ((16, 4098), "contiguous", "vector=8 shifted "),
+    ((17, 4098), "contiguous", "vector=2 "),
+    ((32, 4098), "contiguous", "vector=2 "),
+    ((17, 4097), "contiguous", "vector=8 shifted "),
+    ((32, 4097), "contiguous", "vector=8 shifted "),
+    ((17, 4098), "offset", "vector=8 shifted "),  # data not aligned to 4 bytes
+]
+
+
+@pytest.mark.parametrize("shape,layout,launch", SHIFTED_OR_PAIRS, ids=str)
+@pytest.mark.parametrize("dtype", [torch.bfloat16, torch.float16, torch.int16], ids=str)
+def test_shifted_or_pair_columns(shape, layout, launch, dtype):
+    x = make(shape, layout, dtype, "cpu")
+    (p,) = wr._C.plan(x, [0], as_cuda=True)["passes"]
+    assert p["launch"].startswith(f"columns {launch}"), p["launch"]
+
+
+@requires_cuda
+@pytest.mark.parametrize("shape,layout,launch", SHIFTED_OR_PAIRS, ids=str)
+@pytest.mark.parametrize("dtype", [torch.bfloat16, torch.float16, torch.int16], ids=str)
+def test_shifted_or_pair_columns_sum_like_torch_sum(shape, layout, launch, dtype):
+    x = make(shape, layout, dtype, "cuda")
+    assert_sum_matches(wr.sum(x, [0]), x, [0])
 
 
 def test_gapped_column_elements():
@@ -217,9 +249,10 @@ def test_shifted_columns_sum_like_torch_sum(device, dtype, shape, layout, dims):
     x = make(shape, layout, dtype, device)
     for kernel in [k for k in ("auto", "exact") if k in wr.kernels(device)]:
         assert_sum_matches(wr.sum(x, dims, kernel=kernel), x, dims)
-    # Past the reduced extent where shifted vectors end: an element a lane.
-    x = make((33,) + tuple(shape[1:]), layout, dtype, device)
-    assert_sum_matches(wr.sum(x, dims), x, dims)
+    # Past the reduced extent where shifted vectors end (and 4-byte elements' at 64 rows).
+    for rows in (33, 64, 65):
+        x = make((rows,) + tuple(shape[1:]), layout, dtype, device)
+        assert_sum_matches(wr.sum(x, dims), x, dims)
 
 
 def test_every_kind_is_covered():

@@ -280,13 +280,6 @@ void run_pass(const T* x, const ReductionPass& pass, Out* y, const at::Tensor& l
         c.length = ceil_div(elements, vec);
         c.last_row_elements = static_cast<int>(elements % vec);
       };
-      if constexpr (sizeof(T) == LaunchTuning::kColumnHalfVectorBytes) {
-        if (launch.vector == 8 / sizeof(T)) {  // 8-byte vectors (rows aligned to 8 only)
-          pad_span(8 / sizeof(T));
-          return launch_columns<T, Out, 8 / sizeof(T), ColumnLoad::kVectors>(c, launch, y, like,
-                                                                             policy);
-        }
-      }
       if constexpr (sizeof(T) <= LaunchTuning::kColumnPairBytes) {
         // 4-byte words: pairs of 2-byte elements (rows aligned to 4 only), four 1-byte ones.
         constexpr int kWord = 4 / sizeof(T);
