@@ -258,7 +258,8 @@ Launch columns_launch(const ReductionPass& pass, const ElementShape& element,
     launch.ty = static_cast<unsigned>(Tuning::kColumnThreads);
     return launch;
   }
-  // A short reduced dim above wide columns that vectors cannot read: column tiles.
+  // A short reduced dim above wide columns that neither vectors nor pairs read: column
+  // tiles.
   if (!pass.gapped() && !vectors && !pairs &&
       pass.length <= std::min(Tuning::kColumnTileMaxRows, max_tile_segments(bytes)) &&
       pass.inner_stride * bytes <= 16) {
