@@ -25,8 +25,8 @@
 //   columns       the reduced dim above kept adjacent outputs, slabs too long to tile:
 //                 a lane per 16-byte vector of adjacent outputs (shifted, or read
 //                 element by element, in rows not aligned alike; 4-byte pairs of 2-byte
-//                 elements or words of 1-byte ones; or per output), the
-//                 block's other lanes down the reduced dim, over several blocks when the
+//                 elements or words of 1-byte ones; or per output), the block's other
+//                 lanes down the reduced dim, over several blocks when the
 //                 outputs are few; when the reduced extent is short, each lane owns its
 //                 outputs' whole column and lanes run across outer slices ("flat").
 //                 Also gapped inner dims (geometry.h): kept dims a short gap apart, or
@@ -87,9 +87,9 @@ struct Launch {
   int64_t per_segment = 0;
   int64_t width = 0;
   // columns: elements a lane loads at once (1, a 16-byte vector, a 4-byte one of 2-byte
-  // elements whose rows are not aligned alike, a 4-byte one of 1-byte elements), lanes across the outputs (tx) and down the reduced dim (ty),
-  // whether a tile's lanes run across outer slices (flat), and the blocks a tile's rows are
-  // split over.
+  // elements whose rows are not aligned alike, a 4-byte one of 1-byte elements), lanes
+  // across the outputs (tx) and down the reduced dim (ty), whether a tile's lanes run
+  // across outer slices (flat), and the blocks a tile's rows are split over.
   int64_t vector = 1;
   ColumnLoad load = ColumnLoad::kVectors;
   unsigned tx = 0, ty = 0;
