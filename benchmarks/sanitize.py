@@ -39,6 +39,7 @@ AUTO_CASES = [  # every launch of the launch model (csrc/launch_model.h)
     ((2**16 + 1, 8), 0),  # few columns: split
     ((4001, 4096), 0),  # vectorized columns (1-byte elements: 4-byte words)
     ((4096, 4, 16), 1),  # flat columns across outer slices (permuted, below: outer-first)
+    ((5, 4, 4099), 1),  # permuted: outer-first over a short outer extent, 8 lanes of it
     # shifted vector columns (1-, 2-byte elements), or their elements one by one (4-,
     # 8-byte); unaligned too: the data's edges
     ((3, 100003), 0),
@@ -119,6 +120,7 @@ def every_kernel(kernels):
                     # ... nothing past its last element
                     run(in_tight_storage(x[..., ::2]), dim, kernel)
                     run(x.permute(2, 1, 0), dim, kernel)  # kept dims out of order (dim 1)
+                    run(x.transpose(1, 2), 0, kernel)  # a kept pair one dim in memory, reversed
                     run(x[:1].expand(3, -1, -1), dim, kernel)  # a kept dim broadcast (dim 1)
         torch.cuda.synchronize()
         print(f"{kernel} ({time.monotonic() - start:.1f} s): ok", flush=True)

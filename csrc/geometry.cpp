@@ -18,19 +18,22 @@ DimOrder memory_order(c10::ArrayRef<int64_t> sizes, c10::ArrayRef<int64_t> strid
 }
 
 Layout memory_layout(c10::ArrayRef<int64_t> sizes, c10::ArrayRef<int64_t> strides,
-                     const DimOrder& order, uint64_t reduced) {
+                     const DimOrder& order, uint64_t reduced, int unmerged_above) {
   Layout merged;
+  int innermost = -1;  // the last dim merged into merged.back()
   for (int d : order) {
     const LayoutDim dim{sizes[d], strides[d], ((reduced >> d) & 1) != 0};
-    if (!merged.empty()) {
+    if (!merged.empty() && innermost != unmerged_above) {
       LayoutDim& above = merged.back();
       if (above.reduced == dim.reduced && above.stride == dim.size * dim.stride) {
         above.size *= dim.size;
         above.stride = dim.stride;
+        innermost = d;
         continue;
       }
     }
     merged.push_back(dim);
+    innermost = d;
   }
   return merged;
 }

@@ -60,9 +60,10 @@ using DimOrder = c10::SmallVector<int, 8>;
 DimOrder memory_order(c10::ArrayRef<int64_t> sizes, c10::ArrayRef<int64_t> strides);
 
 // The dims of `order` (memory_order's), with neighbours merged where they are one dim
-// in memory. reduced[d]: dim d is summed over. Sizes must all be > 0.
+// in memory, but for dim `unmerged_above` (if any) and the dim below it in memory.
+// reduced[d]: dim d is summed over. Sizes must all be > 0.
 Layout memory_layout(c10::ArrayRef<int64_t> sizes, c10::ArrayRef<int64_t> strides,
-                     const DimOrder& order, uint64_t reduced);
+                     const DimOrder& order, uint64_t reduced, int unmerged_above = -1);
 
 constexpr int kMaxOuterDims = 4;
 

@@ -95,9 +95,11 @@ struct Launch {
   unsigned tx = 0, ty = 0;
   bool flat = false;
   // Flat columns whose result holds consecutive outer indices side by side (the pass's
-  // outer_outputs_adjacent): a warp's lanes take 32 consecutive outer indices of one
-  // column rather than 32 consecutive columns, so that its stores are adjacent.
+  // outer_outputs_adjacent): a warp's lanes take outer_span consecutive outer indices of
+  // each of 32 / outer_span columns rather than 32 consecutive columns, so that its
+  // stores are adjacent (outer_span: 32, or the outer extent to a power of two).
   bool outer_first = false;
+  unsigned outer_span = 32;
   int64_t splits = 1;
   // columns: where a few adjacent outputs (fewer than a vector's elements, dividing them)
   // sit under a long reduced dim whose rows follow one another, those outputs: the rows
@@ -195,9 +197,6 @@ struct LaunchTuning {
   // with two).
   static constexpr int64_t kColumnRowsPerSplitLane = 8;
   static constexpr unsigned kColumnThreads = 512;
-  // Outer-first flat columns (Launch::outer_first) where the outer indices fill at least
-  // this many warps' lanes (a warp of 32 outer indices per column, the rest idle).
-  static constexpr int64_t kOuterFirstMinOuter = 64;
   // Rows shorter than this many vectors a lane go to a group per row only while the rows
   // keep a quarter of the GPU's threads busy; else several blocks a row.
   static constexpr int64_t kGroupedMaxVectorsPerLane = 64;

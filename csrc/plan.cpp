@@ -112,16 +112,21 @@ std::string names_of(c10::ArrayRef<Kernel> kernels) {
   return names.str();
 }
 
+// Whether place_outputs may set an order (the kernels then write the result in place):
+// CUDA auto (cuda_auto), kept dims out of order or one broadcast, the natural dtype.
+bool may_place_outputs(const SumPlan& plan, bool cuda_auto) {
+  const size_t broadcast = plan.broadcast_dims.size();
+  return cuda_auto && broadcast <= 1 && !(plan.kept_in_order() && broadcast == 0) &&
+         natural_dtype(plan.input.scalar_type()) == plan.out_dtype &&
+         plan.outputs < (int64_t{1} << 31);
+}
+
 // SumPlan::output_order, output_copies and output_copy_stride for a plan whose passes
 // are set, where the CUDA auto kernels run it (cuda_auto): the strides of its result
 // (broadcast_shape where a kept dim is broadcast, else out_shape), contiguous.
 void place_outputs(SumPlan& plan, bool cuda_auto) {
+  if (!may_place_outputs(plan, cuda_auto)) return;
   const size_t broadcast = plan.broadcast_dims.size();
-  if ((plan.kept_in_order() && broadcast == 0) || broadcast > 1 || !cuda_auto ||
-      natural_dtype(plan.input.scalar_type()) != plan.out_dtype ||
-      plan.outputs >= (int64_t{1} << 31)) {
-    return;
-  }
   const int64_t copy_dim = broadcast ? plan.broadcast_dims[0] : -1;
   // The broadcast dim's size: the one dim where the result's shape and the narrowed sum's
   // differ (neither is empty: an empty result needs no kernel).
@@ -404,7 +409,21 @@ SumPlan make_plan(const at::Tensor& self, at::OptionalIntArrayRef dim, bool keep
     plan.kept_dims.push_back(dims[k]);
     plan.kept_sizes.push_back(sizes[k]);
   }
-  plan.layout = memory_layout(sizes, strides, order, reduced_bits);
+  // Where the kernels write a result whose kept dims are out of memory order, the result's
+  // innermost dim (the last kept one) stays apart from the kept dims below it in memory.
+  // Merged with them, a lane's adjacent outputs lay a result row apart; apart, it is the
+  // outer dim whose outputs sit side by side, which outer-first columns store along
+  // (launch_model.h). Seed 151's shapes, merged on an H100 and apart on an H200 (x
+  // torch.sum): bool 8 x 201 x 150795 transposed over dim 0 8.7 -> 18.3 (1014 us merged,
+  // torch.compile 973), bfloat16 2 x 2 x 323 x 19427 transposed over dim 0 0.87 -> 1.94,
+  // int32 2 x 10702 x 198 transposed 1.30 -> 1.64.
+  int unmerged = -1;
+  if (!plan.kept_in_order() && may_place_outputs(plan, cuda_auto)) {
+    for (int k = 0; k < static_cast<int>(sizes.size()); ++k) {
+      if (!((reduced_bits >> k) & 1)) unmerged = k;
+    }
+  }
+  plan.layout = memory_layout(sizes, strides, order, reduced_bits, unmerged);
   // Gaps under a 32-byte sector (geometry.h says why): gapped rows where the spans are too
   // long for the tiles of short rows, gapped inner dims where the slabs are too long for
   // the tiles of slabs (which do not read gaps). WARPREDUCE_NO_GAPPED_ROWS=1 and
@@ -427,7 +446,12 @@ SumPlan make_plan(const at::Tensor& self, at::OptionalIntArrayRef dim, bool keep
       gaps.data_aligned = reinterpret_cast<uintptr_t>(x.const_data_ptr()) % 16 == 0;
     }
   }
-  if (!plan_passes(plan.layout, &plan.passes, gaps)) {
+  bool planned = plan_passes(plan.layout, &plan.passes, gaps);
+  if (!planned && unmerged >= 0) {  // too many dims apart: merged, the outputs scattered
+    plan.layout = memory_layout(sizes, strides, order, reduced_bits);
+    planned = plan_passes(plan.layout, &plan.passes, gaps);
+  }
+  if (!planned) {
     // More dims than the geometry indexes (geometry.h): copy into kept-dims-first order,
     // the kept dims in the order the kernels write them, which is one pass of rows.
     // Folded expanded dims are copied at size 1.

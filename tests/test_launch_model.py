@@ -570,36 +570,102 @@ def reversed_view(shape, dtype, device, offset=0):
 
 # Outer-first columns (Launch::outer_first): flat columns whose result holds consecutive
 # outer indices side by side. (dtype, contiguous shape A x B x C reversed, so that the
-# sum over dim 1 has outer A, reduced B, inner C; whether the launch is outer-first.)
+# sum over dim 1 has outer A, reduced B, inner C; the outer indices a warp takes of each
+# column, 0 where the launch is not outer-first.)
 OUTER_FIRST_CASES = [
-    (torch.float32, (100, 4, 64), True),
-    (torch.float32, (64, 4, 64), True),  # the least outer extent
-    (torch.float32, (63, 4, 64), False),
-    (torch.float32, (1025, 7, 1000), True),
-    (torch.float32, (1025, 7, 17), False),  # short slabs: tiles
-    (torch.float32, (4099, 2, 36), True),
-    (torch.bfloat16, (333, 5, 96), True),
-    (torch.bool, (806, 7, 70), True),  # shifted vectors (rows 70 apart)
-    (torch.int8, (129, 6, 400), True),  # 4-byte words
-    (torch.float64, (257, 2, 130), True),
-    (torch.float32, (65, 4096, 8), True),  # a long reduced dim: lanes down it too
-    (torch.float32, (33, 4096, 8), False),
+    (torch.float32, (100, 4, 64), 32),
+    (torch.float32, (64, 4, 64), 32),
+    (torch.float32, (63, 4, 64), 32),
+    (torch.float32, (33, 4, 64), 32),  # a second warp of 32 for one outer index
+    (torch.float32, (32, 4, 64), 32),
+    (torch.float32, (17, 3, 1000), 32),
+    (torch.float32, (9, 3, 1000), 16),
+    (torch.int8, (4, 2, 4099), 4),  # shifted vectors, 8 columns a warp
+    (torch.float16, (3, 5, 1031), 4),
+    (torch.float64, (2, 2, 999), 2),
+    (torch.float32, (1025, 7, 1000), 32),
+    (torch.float32, (1025, 7, 17), 0),  # short slabs: tiles
+    (torch.float32, (4099, 2, 36), 32),
+    (torch.bfloat16, (333, 5, 96), 32),
+    (torch.bool, (806, 7, 70), 32),  # shifted vectors (rows 70 apart)
+    (torch.int8, (129, 6, 400), 32),  # 4-byte words
+    (torch.float64, (257, 2, 130), 32),
+    (torch.float32, (65, 4096, 8), 32),  # a long reduced dim: lanes down it too
+    (torch.float32, (5, 4096, 8), 8),
 ]
 
 
 @pytest.mark.parametrize("case", OUTER_FIRST_CASES, ids=str)
 def test_outer_first_columns_plan(case):
-    dtype, shape, outer_first = case
+    dtype, shape, span = case
     x = reversed_view(shape, dtype, "cpu")
     (p,) = wr._C.plan(x, [1], as_cuda=True)["passes"]
     assert p["outer"] == [(shape[0], shape[1] * shape[2])] and p["inner"] == shape[2]
     assert p["outer_outputs_adjacent"]
-    assert (" outer_first" in p["launch"]) == outer_first, p["launch"]
+    assert (" outer_first" in p["launch"]) == (span > 0), p["launch"]
+    assert (" span=" in p["launch"]) == (0 < span < 32), p["launch"]
+    if 0 < span < 32:
+        assert p["launch"].endswith(f" span={span}"), p["launch"]
     # The same sum of the tensor in its own order: its result is in memory order.
     (p,) = wr._C.plan(random_tensor(shape, dtype, "cpu"), [1], as_cuda=True)["passes"]
     assert not p["outer_outputs_adjacent"] and " outer_first" not in p["launch"]
     # The CPU's plan writes no result in place.
     assert not wr._C.plan(x, [1])["passes"][0]["outer_outputs_adjacent"]
+
+
+# Kept dims one dim in memory whose result order differs (a transposed pair under the
+# reduced dim): on CUDA auto the result's innermost dim stays apart from the dims below
+# it, the outer dim whose outputs sit side by side. (dtype, shape, strides, dims, the
+# pass's outer and inner, its launch's start.)
+UNMERGED_CASES = [
+    # bool 8 x 201 x 150795 transposed, over dim 0 (smaller)
+    (torch.bool, (8, 201, 1507), (302907, 1, 201), [0], [(1507, 201)], 201, "columns"),
+    (
+        torch.bfloat16,
+        (2, 2, 323, 1942),
+        (1254532, 627266, 1, 323),
+        [0],
+        [(3884, 323)],
+        323,
+        "columns",
+    ),
+    (torch.int32, (2, 1070, 198), (211860, 1, 1070), [0], [(198, 1070)], 1070, "columns"),
+    # the kept pair of 3 x 12 transposed under a reduced dim of 5: tiles of whole slabs
+    (
+        torch.float16,
+        (32, 114, 5, 3, 12),
+        (180, 5760, 36, 1, 3),
+        [2],
+        [(3648, 180), (12, 3)],
+        3,
+        "slabs",
+    ),
+]
+
+
+@pytest.mark.parametrize("case", UNMERGED_CASES, ids=str)
+def test_result_innermost_dim_stays_apart(case):
+    dtype, shape, strides, dims, outer, inner, launch = case
+    x = random_tensor((math.prod(shape),), dtype, "cpu").as_strided(shape, strides)
+    (p,) = wr._C.plan(x, dims, as_cuda=True)["passes"]
+    assert (p["outer"], p["inner"]) == (outer, inner) and p["outer_outputs_adjacent"], p
+    assert p["launch"].startswith(launch), p["launch"]
+    # Where the kernels do not write the result in place (the CPU), the dims merge.
+    q = wr._C.plan(x, dims)["passes"][0]
+    assert q["inner"] > inner and not q["outer_outputs_adjacent"], q
+
+
+@requires_cuda
+@pytest.mark.parametrize("case", UNMERGED_CASES, ids=str)
+def test_result_innermost_dim_apart_sums_like_torch_sum(case):
+    dtype, shape, strides, dims, _, _, _ = case
+    for offset in (0, 1):
+        flat = random_tensor((math.prod(shape) + offset,), dtype, "cuda")[offset:]
+        x = flat.as_strided(shape, strides)
+        for keepdim in (False, True):
+            result = wr.sum(x, dims, keepdim=keepdim)
+            assert result.is_contiguous()
+            assert_sum_matches(result, x, dims, keepdim=keepdim)
 
 
 @requires_cuda

@@ -16,8 +16,9 @@
 //   packs many outer slices when the inner extent is small (2^20 x 4 x 16 over dim 1: a
 //   tile of one slice kept 4 of 256 lanes busy, 75 GB/s);
 // - outer-first flat tiles: the same, numbered outer index first (32 outer indices of a
-//   column a warp), where the result holds consecutive outer indices side by side (a
-//   permuted input's result): each warp's stores then fill whole sectors.
+//   column a warp; fewer outer indices, of as many more columns, where the outer extent
+//   is short), where the result holds consecutive outer indices side by side (a permuted
+//   input's result): each warp's stores then fill whole sectors.
 // When the tiles are too few to fill the GPU (8 x 2^24 dim 0 has many, 65536 x 128 dim 0
 // one), `splits` blocks share a tile's rows; each leaves its sums in partials and the
 // tile's last block adds them in split order (no float atomics). The launch model
@@ -57,12 +58,14 @@ constexpr unsigned kColumnThreads = 512;
 struct ColumnTiling {
   unsigned tx, ty;          // tx * ty == kColumnThreads
   bool flat;                // tiles run across outer slices
-  // Flat tiles numbered outer index first (Launch::outer_first): a warp's lanes are 32
-  // consecutive outer indices of one column; `column_group` columns take their warps of
-  // the same 32 in turn (a span of each of their rows), then the next 32.
+  // Flat tiles numbered outer index first (Launch::outer_first): a warp's lanes are
+  // outer_span consecutive outer indices of each of 32 / outer_span consecutive columns
+  // (a column set); `column_group` column sets take their warps of the same outer indices
+  // in turn (a span of each of their rows), then the next outer_span.
   bool outer_first;
+  int64_t outer_span;
   int64_t column_group;
-  int64_t outer_chunks;  // ceil(outer_size / 32)
+  int64_t outer_chunks;  // ceil(outer_size / outer_span)
   int64_t columns;          // lanes' columns an outer slice holds: ceil(inner / kVec)
   int64_t tiles_per_outer;  // slab-aligned tiles: ceil(columns / tx)
   int64_t tiles;
@@ -358,9 +361,11 @@ __global__ void __launch_bounds__(kColumnThreads, (kColumnMinBlocks<P, kVec>))
     if (tiling.outer_first) {
       const int64_t index = tile * tx + tx_index;
       const int64_t chunk = index / 32, per_group = tiling.column_group * tiling.outer_chunks;
-      const int64_t within = chunk % per_group;
-      column = chunk / per_group * tiling.column_group + within % tiling.column_group;
-      o = within / tiling.column_group * 32 + index % 32;
+      const int64_t within = chunk % per_group, lane = index % 32, span = tiling.outer_span;
+      const int64_t column_set =
+          chunk / per_group * tiling.column_group + within % tiling.column_group;
+      column = column_set * (32 / span) + lane / span;
+      o = within / tiling.column_group * span + lane % span;
       active = column < tiling.columns && o < c.outer_size;
     } else if (tiling.flat) {
       const int64_t index = tile * tx + tx_index;

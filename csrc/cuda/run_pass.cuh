@@ -98,8 +98,9 @@ void launch_columns(const Columns<T>& c, const Launch& launch, Out* y, const at:
   t.tiles_per_outer = ceil_div(t.columns, t.tx);
   t.tiles = column_tiles(c.outer_size, c.inner, kVec, launch);
   t.outer_first = launch.outer_first;
+  t.outer_span = launch.outer_span;
   t.column_group = 1;
-  t.outer_chunks = ceil_div(c.outer_size, 32);
+  t.outer_chunks = ceil_div(c.outer_size, t.outer_span);
   if (t.outer_first) {
     TORCH_INTERNAL_ASSERT(t.flat && t.tx % 32 == 0, "warpreduce: ", launch.describe());
     // As many columns a group as a tile has warps, evenly: a block reads whole spans of
@@ -110,10 +111,13 @@ void launch_columns(const Columns<T>& c, const Launch& launch, Out* y, const at:
     // (429). WARPREDUCE_OUTER_FIRST_SECTORS=1 groups a sector's columns: a knob for
     // measuring (benchmarks), read once.
     static const bool sectors = knob_is_set("WARPREDUCE_OUTER_FIRST_SECTORS");
-    const int64_t warps = t.tx / 32;
-    t.column_group = sectors ? std::max<int64_t>(1, 32 / (kVec * int64_t{sizeof(T)}))
-                             : ceil_div(t.columns, ceil_div(t.columns, warps));
-    const int64_t groups = ceil_div(t.columns, t.column_group);
+    TORCH_INTERNAL_ASSERT(t.outer_span >= 1 && t.outer_span <= 32 && 32 % t.outer_span == 0,
+                          "warpreduce: ", launch.describe());
+    const int64_t warps = t.tx / 32, per_set = 32 / t.outer_span;
+    const int64_t sets = ceil_div(t.columns, per_set);  // a warp's columns: a column set
+    t.column_group = sectors ? std::max<int64_t>(1, 32 / (kVec * int64_t{sizeof(T)}) / per_set)
+                             : ceil_div(sets, ceil_div(sets, warps));
+    const int64_t groups = ceil_div(sets, t.column_group);
     t.tiles = ceil_div(groups * t.column_group * t.outer_chunks * 32, t.tx);
   }
   // Strides are not negative (geometry.h): the data runs from c.x to its last element.
