@@ -156,7 +156,14 @@ Launch rows_launch(const ReductionPass& pass, const ElementShape& element,
   if (pass.outer_size * group >= capacity / 4 &&
       lane_bytes <= 16 * Tuning::kGroupedMaxVectorsPerLane) {
     launch.kind = LaunchKind::kRowsGrouped;
-    launch.group = static_cast<unsigned>(group);
+    // Fewer lanes a row where that leaves each lane kGroupedLoadsPerLane loads of it: a
+    // group finishes its row before it loads the next, so a lane a load leaves little in
+    // flight (float32 134 x 168 x 10 x 66 x 1 sliced over dims (3, 0, 4), rows of 66
+    // vectors, a warp each: 0.28x torch.sum on an H200, 34% of its warps resident, ncu).
+    // WARPREDUCE_WIDE_ROW_GROUPS=1 keeps a lane a load: a knob for measuring.
+    static const bool wide_groups = knob_is_set("WARPREDUCE_WIDE_ROW_GROUPS");
+    const int64_t narrow = pow2_floor(std::max<int64_t>(1, loads / Tuning::kGroupedLoadsPerLane));
+    launch.group = static_cast<unsigned>(wide_groups ? group : std::min(group, narrow));
   }
   return launch;
 }
@@ -220,12 +227,16 @@ Launch columns_launch(const ReductionPass& pass, const ElementShape& element,
   // (from an element a lane), 3 x 24352 x 696 permuted over dims (0, 2) 51 -> 36 (from
   // whole vectors, 24352 rows); under short reduced dims whole vectors stay, their lanes'
   // 128 contiguous bytes of outputs a store: int8 18083888 x 6 over dim 1 took 234 us in
-  // words, 206 in vectors. WARPREDUCE_NO_BYTE_WORDS=1 leaves them out: a knob for
-  // measuring.
+  // words, 206 in vectors; and so do rows not aligned alike under the shortest reduced
+  // dims, shifted, whose 2 rows of words are 8 bytes in flight a lane (H200, seed 151:
+  // int8 2 x 7773363 sliced over dim 0, 1.12 -> 1.46x torch.sum; 3 x 6 x 7 x 18162 x 16
+  // permuted over dims (4, 2), 16 rows, took 14.5x torch.sum in words, 9.4 shifted).
+  // WARPREDUCE_NO_BYTE_WORDS=1 leaves them out: a knob for measuring.
   static const bool no_byte_words = knob_is_set("WARPREDUCE_NO_BYTE_WORDS");
   const bool byte_words = !no_byte_words && contiguous && bytes == 1 &&
                           rows_aligned(pass, element, 4, 4) && pass.inner >= 4 &&
-                          (!aligned || pass.length > Tuning::kColumnMaxUnalignedRows);
+                          (!aligned ? pass.length >= Tuning::kColumnMinWordRows
+                                    : pass.length > Tuning::kColumnMaxUnalignedRows);
   // Short slabs: through shared memory, unless the loads are whole vectors already (a
   // lane then owns a vector of adjacent outputs, and its loads down a short reduced dim
   // are in flight together): 8 rows of 4, 8 and 12 floats ran at 59%, 84% and 87% of a

@@ -185,6 +185,10 @@ struct LaunchTuning {
   // 4428784 over dim 1 (transposed) took 31.9 us folded, 16 wide integer accumulators a
   // lane, and 16.8 us an element a lane (H200, seed 41).
   static constexpr int64_t kColumnFoldMinBytes = 2;
+  // 1-byte elements in rows aligned alike to 4 bytes but not 16 read 4-byte words from this
+  // many rows up, shifted vectors below (launch_model.cpp: 2 rows lost in words, 16 won;
+  // between, not measured: from 8 rows a lane's words are the 32 bytes of a shifted row).
+  static constexpr int64_t kColumnMinWordRows = 8;
   // A column lane sums at least this many rows (4 rounds of 8 vector loads; 2 rounds of
   // 32 scalar loads) before another lane shares its column.
   static constexpr int64_t kColumnRowsPerLane = 32;
@@ -200,6 +204,9 @@ struct LaunchTuning {
   // Rows shorter than this many vectors a lane go to a group per row only while the rows
   // keep a quarter of the GPU's threads busy; else several blocks a row.
   static constexpr int64_t kGroupedMaxVectorsPerLane = 64;
+  // A group of lanes a row gives each lane at least this many of the row's loads, up to
+  // a warp a row (launch_model.cpp has the measurement).
+  static constexpr int64_t kGroupedLoadsPerLane = 4;
 };
 
 }  // namespace warpreduce

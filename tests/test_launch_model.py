@@ -692,14 +692,18 @@ def test_outer_first_columns_sum_like_torch_sum(dtype, case):
 BYTE_WORD_CASES = [
     ((32, 4096), "contiguous", [0], "columns vector=16 "),  # whole vectors, short columns
     ((33, 4096), "contiguous", [0], "columns vector=4 "),
-    ((6, 4100), "contiguous", [0], "columns vector=4 "),  # rows 4-byte aligned only
+    # rows 4-byte aligned only: words from 8 rows (kColumnMinWordRows), shifted below
+    ((8, 4100), "contiguous", [0], "columns vector=4 "),
+    ((7, 4100), "contiguous", [0], "columns vector=16 shifted "),
+    ((2, 4100), "contiguous", [0], "columns vector=16 shifted "),
     ((6, 4098), "contiguous", [0], "columns vector=16 shifted "),  # 2-byte aligned
     ((6, 4096), "offset", [0], "columns vector=16 shifted "),
     ((700, 4100), "contiguous", [0], "columns vector=4 "),  # long columns
     ((700, 4098), "contiguous", [0], "columns vector=1 "),
     ((4096, 3, 64), "contiguous", [1], "columns vector=16 "),
     ((4096, 3, 66), "contiguous", [1], "columns vector=16 shifted "),
-    ((4096, 3, 68), "contiguous", [1], "columns vector=4 "),
+    ((4096, 3, 68), "contiguous", [1], "columns vector=16 shifted "),  # 3 rows: shifted
+    ((4096, 9, 68), "contiguous", [1], "columns vector=4 "),
     ((64, 4096), "stepped", [0], "columns vector=4 "),  # a gapped span
 ]
 
