@@ -34,7 +34,8 @@
 //                 and folded ones: a few adjacent outputs under a long reduced dim,
 //                 rows one after another, read as one stream of whole vectors. Where
 //                 the result holds consecutive outer indices side by side (a permuted
-//                 input's), a warp takes 32 of them in one column ("outer-first").
+//                 input's), a warp takes 32 of them in one column ("outer-first"), or,
+//                 of a shorter outer extent, all of them in each of several columns.
 #pragma once
 
 #include <cstdint>
