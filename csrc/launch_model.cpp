@@ -319,12 +319,12 @@ Launch columns_launch(const ReductionPass& pass, const ElementShape& element,
     // 833 us on an H200, torch.compile 154). On an H100 (seed 59), that sum went from 213
     // to 568 GB/s, bfloat16 384 x 2 x 4 x 20686 permuted over dim 2 from 429 to 1045,
     // int8 79164 x 8 x 191 permuted from 179 to 387 (with 4-byte words).
-    // WARPREDUCE_NO_OUTER_FIRST=1 leaves it out: a knob for measuring (benchmarks).
     // Short outer extents too, a warp across pow2_ceil(outer) of them and as many columns
     // as fill it: in result order, int8 2 x 2 x 1204931 x 4 permuted over dim 0 (outer
     // extent 4) wrote each 32-byte sector of its int64 result a quarter at a time, from
     // blocks far apart: 662 us on an H100 (seed 151, 0.38x torch.sum, torch.compile 40
     // us); a warp of 4 outer indices x 8 columns: 2.87x torch.sum on an H200.
+    // WARPREDUCE_NO_OUTER_FIRST=1 leaves it out: a knob for measuring (benchmarks).
     static const bool no_outer_first = knob_is_set("WARPREDUCE_NO_OUTER_FIRST");
     launch.outer_first = !no_outer_first && pass.outer_outputs_adjacent && pass.outer_size > 1;
     launch.outer_span = static_cast<unsigned>(std::min<int64_t>(32, pow2_ceil(pass.outer_size)));
