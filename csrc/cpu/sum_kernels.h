@@ -811,10 +811,15 @@ void columns_pass(const T* x, const ReductionPass& pass, Out* y, int64_t step = 
   const int64_t task_elements = std::min(length, kChunkRows) * std::min(inner, tile_width);
   const T* end = x + pass.outer.offset(outer - 1) + (length - 1) * pass.reduced_stride +
                  (inner - 1) * pass.inner_stride + 1;  // past the last element
-  for_each_task(chunks * outer * tiles, task_elements, [&](int64_t task) {
+  // Tasks outer index first, then chunk, then tile: a thread's run of tasks reads one span
+  // of memory, and threads get equal shares of every outer index's rows. (Chunk first, a
+  // short last chunk of every outer index went to the last threads: float32 7 x 40 x 26
+  // x 7 x 16 x 4 permuted over dims (3, 1), 182 outer indices of 256 + 24 rows, gave one
+  // of two threads 91% of the rows: 0.12x torch.sum on the dev machine.)
+  for_each_task(outer * chunks * tiles, task_elements, [&](int64_t task) {
     const int64_t tile_index = task % tiles;
-    const int64_t o = task / tiles % outer;
-    const int64_t chunk = task / tiles / outer;
+    const int64_t chunk = task / tiles % chunks;
+    const int64_t o = task / tiles / chunks;
     const int64_t c0 = tile_index * tile_width, width = std::min(tile_width, inner - c0);
     const int64_t r0 = chunk * kChunkRows, rows = std::min(kChunkRows, length - r0);
     const T* base = x + pass.outer.offset(o) + r0 * pass.reduced_stride + c0 * pass.inner_stride;
