@@ -613,6 +613,39 @@ def test_outer_first_columns_plan(case):
     assert not wr._C.plan(x, [1])["passes"][0]["outer_outputs_adjacent"]
 
 
+# rows_grouped: lanes a row as wide as its loads, up to a warp, but each lane keeping at
+# least kGroupedLoadsPerLane (4) of them. (shape, layout, dtype, the group.)
+ROW_GROUP_CASES = [
+    ((16384, 257), "contiguous", torch.float32, 16),  # 65 loads: 16 lanes of 4
+    ((4096, 264), "contiguous", torch.float32, 16),  # 66 loads
+    ((4096, 508), "contiguous", torch.float32, 16),  # 127 loads: just under 32 lanes of 4
+    ((4096, 512), "contiguous", torch.float32, 32),  # 128 loads
+    ((4096, 512), "offset", torch.float32, 32),  # a head and a tail
+    ((65536, 1024), "contiguous", torch.float32, 32),
+    ((8192, 600), "contiguous", torch.bfloat16, 16),  # 75 loads of 8
+    ((8192, 1100), "contiguous", torch.int8, 16),  # 69 loads of 16
+    ((4096, 1024), "stepped", torch.float32, 32),  # a gapped span of 1023: 256 loads
+    ((8192, 300), "stepped", torch.float32, 32),  # a span of 599: 150 loads
+    ((8192, 200), "stepped", torch.float32, 16),  # a span of 399: 100 loads
+]
+
+
+@pytest.mark.parametrize("shape,layout,dtype,group", ROW_GROUP_CASES, ids=str)
+def test_row_groups_keep_loads_per_lane(shape, layout, dtype, group):
+    x = make(shape, layout, dtype, "cpu")
+    (p,) = wr._C.plan(x, [1], as_cuda=True)["passes"]
+    assert p["launch"] == f"rows_grouped group={group}", p
+
+
+@requires_cuda
+@pytest.mark.parametrize("shape,layout,dtype,group", ROW_GROUP_CASES, ids=str)
+def test_row_groups_sum_like_torch_sum(shape, layout, dtype, group):
+    x = make(shape, layout, dtype, "cuda")
+    assert_sum_matches(wr.sum(x, [1]), x, [1])
+    x = x[:-1, 1:]  # another alignment, a last group of the warp partial
+    assert_sum_matches(wr.sum(x, [1]), x, [1])
+
+
 # Kept dims one dim in memory whose result order differs (a transposed pair under the
 # reduced dim): on CUDA auto the result's innermost dim stays apart from the dims below
 # it, the outer dim whose outputs sit side by side. (dtype, shape, strides, dims, the
