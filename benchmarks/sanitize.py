@@ -6,7 +6,7 @@ memcheck, racecheck, synccheck and initcheck):
 
 (without the caching allocator each tensor is its own allocation, so memcheck sees an
 access past its end and initcheck a read of memory never written). auto also runs every
-kind of pass of the reduction geometry: short rows tiled, rows a group of lanes each,
+kind of pass of the reduction geometry: short rows a lane each or tiled, rows a group of lanes each,
 long rows split over blocks, gapped rows, columns vectorized or not, gapped or folded or
 not, split over blocks or not, and two passes, in every dtype; and the split passes'
 scratch as a stream keeps it (the same stream again, a new stream, and a CUDA graph,
@@ -31,7 +31,9 @@ CASES = [  # (shape, dim): every kernel
     ((3, 5, 7, 11), (0, 2)),  # dims apart: two passes (or a copy)
 ]
 AUTO_CASES = [  # every launch of the launch model (csrc/launch_model.h)
-    ((4099, 3), 1),  # slabs: short rows
+    ((4099, 3), 1),  # short rows: a lane a row (slots of 4; stepped, offset below: 8)
+    ((4099, 9), 1),  # slabs: tiles of short rows
+    ((41, 100, 6), 2),  # short rows: stepped, out of order, broadcast (below)
     ((4097, 4, 3), 1),  # slabs: a small reduced extent above a small inner one
     ((4096, 8), 1),  # rows of whole vectors
     ((3000, 301), 1),  # rows a warp each

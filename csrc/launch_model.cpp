@@ -141,6 +141,23 @@ Launch rows_launch(const ReductionPass& pass, const ElementShape& element,
     launch.group = static_cast<unsigned>(pow2_ceil(row_vectors));
     return launch;
   }
+  // Rows of a few elements otherwise: a lane a row, its elements in registers, rather
+  // than tiles through shared memory, which spent their time on each output's index and
+  // sum (rows of 6 bytes ran at a third of a full sum's speed). On an H200, the 29 such
+  // shapes of random seeds 151, 157, 163 and 167 (rows of 2-8 elements; 2026-11-28):
+  // 1.37x the tiles' speed on the geometric mean, 1.01-1.83x; bfloat16 4 x 18488576
+  // permuted over dim 0 1473 -> 2200 GB/s, float16 21430670 x 3 over dim 1 1204 -> 1713,
+  // float32 7477158 x 2 1472 -> 2197, 3599307 x 7 2573 -> 3184; least, bool 13188308 x 8
+  // (int64 outputs as many bytes as its rows) 1104 -> 1178. Rows of 9 and more, not
+  // measured, stay tiled. WARPREDUCE_NO_SHORT_ROWS=1 tiles them all: a knob for
+  // measuring the two side by side (benchmarks), read once.
+  static const bool no_short_rows = knob_is_set("WARPREDUCE_NO_SHORT_ROWS");
+  if (!no_short_rows && !pass.gapped() && pass.length <= Tuning::kShortRowMaxLength &&
+      slabs_fit(pass, bytes)) {
+    launch.kind = LaunchKind::kRowsShort;
+    launch.row_slots = std::max<int64_t>(2, pow2_ceil(pass.length));
+    return launch;
+  }
   // Short rows: tiled.
   if (slabs_fit(pass, bytes)) return slabs_launch(pass, bytes);
   // A group of lanes per row (a warp for rows of 512 bytes or more) while the rows keep a
@@ -341,7 +358,7 @@ bool knob_is_set(const char* name) {
 
 const char* launch_kind_name(LaunchKind kind) {
   // In LaunchKind's order.
-  static constexpr const char* kNames[] = {"rows_vectors", "slabs",      "column_tiles",
+  static constexpr const char* kNames[] = {"rows_vectors", "rows_short", "slabs",  "column_tiles",
                                            "rows_grouped", "rows_split", "columns"};
   return kNames[static_cast<int>(kind)];
 }
@@ -352,6 +369,9 @@ std::string Launch::describe() const {
   switch (kind) {
     case LaunchKind::kRowsVectors:
       s << " group=" << group << " vectors=" << vectors_per_row;
+      break;
+    case LaunchKind::kRowsShort:
+      s << " slots=" << row_slots;
       break;
     case LaunchKind::kSlabs:
       s << " segments=" << segments << " per_segment=" << per_segment << " group=" << group;

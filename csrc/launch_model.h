@@ -9,6 +9,8 @@
 //
 //   rows_vectors  rows of at most 32 whole 16-byte vectors, one after the other: a
 //                 vector a lane, a group of lanes a row.
+//   rows_short    rows of at most 8 elements otherwise (odd lengths, unaligned,
+//                 stepped, apart): a lane a row, its elements in registers.
 //   slabs         every output's elements within a short span of memory ("a slab": a
 //                 short row, or a few rows of a few columns): tiles of whole slabs
 //                 copied into shared memory with 16-byte copies whatever the alignment,
@@ -60,7 +62,15 @@ struct ElementShape {
   int64_t lanes() const { return vectors() ? 16 / bytes : 1; }
 };
 
-enum class LaunchKind { kRowsVectors, kSlabs, kColumnTiles, kRowsGrouped, kRowsSplit, kColumns };
+enum class LaunchKind {
+  kRowsVectors,
+  kRowsShort,
+  kSlabs,
+  kColumnTiles,
+  kRowsGrouped,
+  kRowsSplit,
+  kColumns
+};
 
 const char* launch_kind_name(LaunchKind kind);
 
@@ -80,6 +90,9 @@ struct Launch {
   unsigned group = 1;
   // rows_vectors: 16-byte vectors a row.
   int64_t vectors_per_row = 0;
+  // rows_short: the elements a lane's slots hold of a row, the row's length to a power
+  // of two (2, 4 or 8).
+  int64_t row_slots = 0;
   // slabs, column_tiles: the segments of a tile (contiguous spans copied whole), the
   // 16-byte slots of shared memory each may take; slabs: the slabs a segment holds;
   // column_tiles: the outputs a tile holds.
@@ -145,6 +158,9 @@ struct LaunchTuning {
   // A tile copies the memory between its slabs too: only where it is at most this share
   // of the tile (below a 32-byte sector it costs nothing: DRAM reads whole sectors).
   static constexpr int64_t kSlabGapNumerator = 1, kSlabGapDenominator = 2;
+  // Rows of up to this many elements that rows_vectors does not take: a lane a row
+  // (launch_model.cpp has the measurement; longer rows were not measured that way).
+  static constexpr int64_t kShortRowMaxLength = 8;
   // Column vectors whose last one is partial (an inner extent of no whole number of
   // vectors: elements one by one there) or whose rows are not aligned alike (a sliced or
   // offset view, an odd row stride: two aligned loads and a shift each, 4 rows in

@@ -50,10 +50,17 @@ CASES = [
     ((4096, 32), "contiguous", [1], ["rows_vectors"]),
     ((4096, 100), "contiguous", [1], ["rows_vectors"]),
     ((4096, 92), "contiguous", [1], ["slabs"]),
-    # short rows that are not whole vectors, or not aligned, or stepped: tiles of rows
-    ((4096, 3), "contiguous", [1], ["slabs"]),
+    # rows of up to 8 elements that are not whole vectors, or not aligned, or stepped: a
+    # lane a row; longer short rows: tiles of rows
+    ((4096, 3), "contiguous", [1], ["rows_short"]),
+    ((4096, 2), "contiguous", [1], ["rows_short"]),
+    ((4096, 4), "contiguous", [1], ["rows_vectors"]),
+    ((4096, 8), "offset", [1], ["rows_short"]),
+    ((4096, 9), "offset", [1], ["slabs"]),  # just over
+    ((4096, 5), "sliced", [1], ["rows_short"]),
     ((4096, 32), "offset", [1], ["slabs"]),
-    ((4096, 7), "stepped", [1], ["slabs"]),
+    ((4096, 7), "stepped", [1], ["rows_short"]),
+    ((4096, 9), "stepped", [1], ["slabs"]),
     ((4096, 256), "contiguous", [1], ["slabs"]),  # 1 KiB rows: still tiled
     ((16384, 257), "contiguous", [1], ["rows_grouped"]),  # just over
     # longer rows, many of them: a group of lanes a row; few of them: blocks a row
@@ -79,8 +86,10 @@ CASES = [
     ((64, 9, 15), "sliced", [1], ["slabs"]),  # too narrow
     ((64, 33, 17), "sliced", [1], ["slabs"]),  # too long for a partial vector
     # short runs of slabs (a sliced tensor's 6 rows between slices): tiles of whole runs
-    ((4096, 6, 6), "sliced", [2], ["slabs"]),
-    ((4096, 3, 8), "sliced", [0, 1, 2], ["slabs", "rows_split"]),
+    ((4096, 6, 12), "sliced", [2], ["slabs"]),
+    ((4096, 6, 6), "sliced", [2], ["rows_short"]),  # rows of up to 8: a lane a row
+    ((4096, 3, 12), "sliced", [0, 1, 2], ["slabs", "rows_split"]),
+    ((4096, 3, 8), "sliced", [0, 1, 2], ["rows_short", "rows_split"]),
     # a short reduced dim above wide columns that vectors cannot read: float32 rows not
     # aligned alike, a vector's elements a lane read one by one; stepped columns, tiles
     ((3, 100003), "contiguous", [0], ["columns"]),
@@ -260,6 +269,7 @@ def test_every_kind_is_covered():
     assert kinds == {
         "rows_split",
         "rows_vectors",
+        "rows_short",
         "slabs",
         "column_tiles",
         "rows_grouped",
@@ -434,9 +444,9 @@ GAPPED_COLUMN_CASES = [
     (torch.bfloat16, (512, 4, 6, 64, 5), 3, 1, [0, 2], ["columns", "columns"], (8, 5)),
     (torch.float32, (512, 4, 6, 64, 5), 3, 1, [0, 2], ["columns", "columns"], (8, 5)),
     (torch.float32, (512, 4, 6, 64, 5), 3, 2, [0, 2], ["columns", "columns"], (1, 1)),
-    # ... whose bottom dim is a short reduced one: its rows summed after, as slabs
-    (torch.float32, (512, 6, 64, 5), 3, 1, [0, 3], ["columns", "slabs"], (8, 5)),
-    (torch.bfloat16, (512, 6, 64, 5), 3, 1, [0, 3], ["columns", "slabs"], (8, 5)),
+    # ... whose bottom dim is a short reduced one: its rows summed after, a lane a row
+    (torch.float32, (512, 6, 64, 5), 3, 1, [0, 3], ["columns", "rows_short"], (8, 5)),
+    (torch.bfloat16, (512, 6, 64, 5), 3, 1, [0, 3], ["columns", "rows_short"], (8, 5)),
 ]
 
 
@@ -644,6 +654,46 @@ def test_row_groups_sum_like_torch_sum(shape, layout, dtype, group):
     assert_sum_matches(wr.sum(x, [1]), x, [1])
     x = x[:-1, 1:]  # another alignment, a last group of the warp partial
     assert_sum_matches(wr.sum(x, [1]), x, [1])
+
+
+# Rows of 2-8 elements that rows_vectors does not take (not whole aligned vectors): a
+# lane a row, the row's length to a power of two its slots (2, 4 or 8); 9 elements and
+# more, tiles. Rows one after the other, a step apart, a gap apart (a prefix of wider
+# rows), far apart (a permuted input's), in counts that leave the last rounds partial.
+SHORT_ROW_LENGTHS = [(2, 2), (3, 4), (4, 4), (5, 8), (7, 8), (8, 8)]
+
+
+def short_rows(rows, length, layout, dtype, device):
+    if layout == "permuted":  # rows x 17 rows, stored 17 x rows: the result out of order
+        return random_tensor((17, rows, length), dtype, device).permute(1, 0, 2)
+    return make((rows, length), layout, dtype, device)
+
+
+@pytest.mark.parametrize("dtype", DTYPES, ids=str)
+@pytest.mark.parametrize("length,slots", SHORT_ROW_LENGTHS, ids=str)
+@pytest.mark.parametrize("layout", ["offset", "stepped", "sliced"])
+def test_short_rows_take_a_lane_a_row(dtype, length, slots, layout):
+    x = make((4099, length), layout, dtype, "cpu")
+    (p,) = wr._C.plan(x, [1], as_cuda=True)["passes"]
+    assert p["launch"] == f"rows_short slots={slots}", p
+    x = make((4099, 9), layout, dtype, "cpu")
+    (p,) = wr._C.plan(x, [1], as_cuda=True)["passes"]
+    assert p["launch"].startswith("slabs "), p
+
+
+@requires_cuda
+@pytest.mark.parametrize("dtype", DTYPES, ids=str)
+@pytest.mark.parametrize("length,slots", SHORT_ROW_LENGTHS, ids=str)
+@pytest.mark.parametrize("layout", ["contiguous", "offset", "stepped", "sliced", "permuted"])
+def test_short_rows_sum_like_torch_sum(dtype, length, slots, layout):
+    for rows in (1, 31, 4099, 70001):
+        x = short_rows(rows, length, layout, dtype, "cuda")
+        dims = [2] if layout == "permuted" else [1]
+        for kernel in [k for k in ("auto", "exact") if k in wr.kernels("cuda")]:
+            if kernel == "exact" and not dtype.is_floating_point:
+                continue
+            assert_sum_matches(wr.sum(x, dims, kernel=kernel), x, dims, kernel=kernel)
+        assert_sum_matches(wr.sum(x, dims, keepdim=True), x, dims, keepdim=True)
 
 
 # Kept dims one dim in memory whose result order differs (a transposed pair under the

@@ -3,6 +3,7 @@
 // (launch_model.h); short rows one after the other are tiled by slabs.cuh.
 //
 // - rows_vectors: rows of a few whole 16-byte vectors: a vector a lane.
+// - rows_short: rows of up to 8 elements that are not whole vectors: a lane a row.
 // - rows_grouped: a group of lanes (up to a warp) per row, 16-byte loads within the row:
 //   medium rows, and short rows that are not one after the other.
 // - rows_split: `parts` blocks per row, finished by the last block of the row: long
@@ -395,6 +396,51 @@ __global__ void __launch_bounds__(kVectorRowsThreads, 2)
     for (int u = 0; u < kUnroll; ++u) {
       const int64_t r = row0 + u * step;
       if (lane_in_row == 0 && r < count) policy.store(y, r, totals[u]);
+    }
+  }
+}
+
+constexpr unsigned kShortRowThreads = 256;
+
+// Rows of at most kRowSlots elements (2, 4 or 8: the row's length to a power of two), in
+// any layout: a lane a row, its elements loaded one by one with ordinary loads, so that
+// the sectors a warp's 32 neighbouring rows share come from L1 after the first lane's
+// miss. A lane keeps 32 elements in flight (16 of 8 bytes; kShortRowsPerLane rows,
+// kShortRowThreads rows apart, so that each load of a warp reads 32 neighbouring rows),
+// then adds each row in order and stores it: a warp's stores are adjacent too. Tiles of
+// such rows through shared memory (slabs.cuh) spent most of their time on each output's
+// index and sum: launch_model.cpp has the measurement.
+template <typename T, int kRowSlots>
+constexpr int kShortRowsPerLane = (sizeof(T) >= 8 ? 16 : 32) / kRowSlots;  // 32 or 64 registers
+
+template <typename T, typename Out, typename P, int kRowSlots>
+__global__ void __launch_bounds__(kShortRowThreads)
+    rows_short(StridedRows<T> rows, Out* __restrict__ y, P policy) {
+  constexpr int kRows = kShortRowsPerLane<T, kRowSlots>;
+  const int length = static_cast<int>(rows.length);
+  const int64_t stride = rows.element_stride;
+  const int64_t rows_a_block = int64_t{kShortRowThreads} * kRows;
+  for (int64_t first = blockIdx.x * rows_a_block + threadIdx.x; first < rows.count;
+       first += int64_t{gridDim.x} * rows_a_block) {
+    T v[kRows][kRowSlots];
+#pragma unroll
+    for (int k = 0; k < kRows; ++k) {
+      const int64_t r = first + k * int64_t{kShortRowThreads};
+      const T* row = rows.row(r < rows.count ? r : first);
+#pragma unroll
+      for (int i = 0; i < kRowSlots; ++i) {
+        v[k][i] = r < rows.count && i < length ? row[i * stride] : T(0);
+      }
+    }
+#pragma unroll
+    for (int k = 0; k < kRows; ++k) {
+      const int64_t r = first + k * int64_t{kShortRowThreads};
+      typename P::Acc acc{};
+#pragma unroll
+      for (int i = 0; i < kRowSlots; ++i) {
+        if (i < length) P::add(acc, v[k][i]);
+      }
+      if (r < rows.count) policy.store(y, r, P::sum_of(acc));
     }
   }
 }

@@ -196,6 +196,23 @@ void run_pass(const T* x, const ReductionPass& pass, Out* y, const at::Tensor& l
           !serial_stores, y, policy_variant<Q>(policy));
       break;
     }
+    case LaunchKind::kRowsShort: {
+      using Q = typename P::Short;
+      auto launch_short = [&](auto row_slots) {
+        constexpr int kRowSlots = decltype(row_slots)::value;
+        constexpr auto kernel = rows_short<T, Out, Q, kRowSlots>;
+        const int64_t rows_a_block = int64_t{kShortRowThreads} * kShortRowsPerLane<T, kRowSlots>;
+        const int64_t blocks = std::min(ceil_div(pass.outer_size, rows_a_block),
+                                        resident_blocks<kernel>(kShortRowThreads));
+        kernel<<<blocks, kShortRowThreads, 0, stream>>>(rows, y, policy_variant<Q>(policy));
+      };
+      TORCH_INTERNAL_ASSERT(launch.row_slots == 2 || launch.row_slots == 4 || launch.row_slots == 8,
+                            "warpreduce: ", launch.describe());
+      if (launch.row_slots == 2) launch_short(std::integral_constant<int, 2>{});
+      if (launch.row_slots == 4) launch_short(std::integral_constant<int, 4>{});
+      if (launch.row_slots == 8) launch_short(std::integral_constant<int, 8>{});
+      break;
+    }
     case LaunchKind::kSlabs:
     case LaunchKind::kColumnTiles: {
       using Q = typename P::Short;
