@@ -925,11 +925,8 @@ void exact_columns_pass(const T* x, const ReductionPass& pass, const Sink& sink)
   std::unique_ptr<CertifiedSum[]> partial(chunks > 1 ? new CertifiedSum[chunks * outputs]
                                                      : nullptr);
   const int64_t task_elements = std::min(length, kChunkRows) * std::min(inner, kWidth);
-  // Tasks outer index first, as columns_pass orders them (sum_kernels.h says why).
   for_each_task(outer * chunks * tiles, task_elements, [&](int64_t task) {
-    const int64_t tile_index = task % tiles;
-    const int64_t chunk = task / tiles % chunks;
-    const int64_t o = task / tiles / chunks;
+    const auto [o, chunk, tile_index] = column_task(task, chunks, tiles);
     const int64_t c0 = tile_index * kWidth, width = std::min(kWidth, inner - c0);
     const int64_t r0 = chunk * kChunkRows, rows = std::min(kChunkRows, length - r0);
     const T* base = x + pass.outer.offset(o) + r0 * pass.reduced_stride + c0 * pass.inner_stride;

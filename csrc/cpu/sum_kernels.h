@@ -791,6 +791,20 @@ int64_t column_tile_width(int64_t inner, int64_t other_tasks) {
   return std::clamp<int64_t>(ceil_div(wanted, 64) * 64, kMinTileWidth, kTileWidth<A>);
 }
 
+// The task of a columns pass numbered `task`: the outer index, chunk of kChunkRows rows
+// and tile of columns it sums. Outer index first, then chunk, then tile: a thread's run
+// of tasks reads one span of memory, and threads get equal shares of every outer index's
+// rows. (Chunk first, a short last chunk of every outer index went to the last threads:
+// float32 7 x 40 x 26 x 7 x 16 x 4 permuted over dims (3, 1), 182 outer indices of 256 +
+// 24 rows, gave one of two threads 91% of the rows: 0.12x torch.sum on the dev machine.)
+// A task's sums do not depend on its number: the order changes no bit.
+struct ColumnTask {
+  int64_t outer, chunk, tile;
+};
+inline ColumnTask column_task(int64_t task, int64_t chunks, int64_t tiles) {
+  return {task / tiles / chunks, task / tiles % chunks, task % tiles};
+}
+
 // A task sums one chunk of kChunkRows rows of one tile of columns under one outer index.
 // A pass of one chunk writes the outputs; of several, a partial sum per chunk and output,
 // then combined pairwise over chunks, a block of outputs at a time. With a step s > 1
@@ -811,15 +825,8 @@ void columns_pass(const T* x, const ReductionPass& pass, Out* y, int64_t step = 
   const int64_t task_elements = std::min(length, kChunkRows) * std::min(inner, tile_width);
   const T* end = x + pass.outer.offset(outer - 1) + (length - 1) * pass.reduced_stride +
                  (inner - 1) * pass.inner_stride + 1;  // past the last element
-  // Tasks outer index first, then chunk, then tile: a thread's run of tasks reads one span
-  // of memory, and threads get equal shares of every outer index's rows. (Chunk first, a
-  // short last chunk of every outer index went to the last threads: float32 7 x 40 x 26
-  // x 7 x 16 x 4 permuted over dims (3, 1), 182 outer indices of 256 + 24 rows, gave one
-  // of two threads 91% of the rows: 0.12x torch.sum on the dev machine.)
   for_each_task(outer * chunks * tiles, task_elements, [&](int64_t task) {
-    const int64_t tile_index = task % tiles;
-    const int64_t chunk = task / tiles % chunks;
-    const int64_t o = task / tiles / chunks;
+    const auto [o, chunk, tile_index] = column_task(task, chunks, tiles);
     const int64_t c0 = tile_index * tile_width, width = std::min(tile_width, inner - c0);
     const int64_t r0 = chunk * kChunkRows, rows = std::min(kChunkRows, length - r0);
     const T* base = x + pass.outer.offset(o) + r0 * pass.reduced_stride + c0 * pass.inner_stride;
