@@ -1,11 +1,11 @@
 // Row reductions (geometry.h: the reduced dim is the innermost one): output r sums
-// x[row_offset(r) + i * stride] for i < length. Three kernels, chosen by the launch model
-// (launch_model.h); short rows one after the other are tiled by slabs.cuh.
+// x[row_offset(r) + i * stride] for i < length. Four kernels, chosen by the launch model
+// (launch_model.h); other short rows (9 elements up to 1 KiB) are tiled by slabs.cuh.
 //
 // - rows_vectors: rows of a few whole 16-byte vectors: a vector a lane.
 // - rows_short: rows of up to 8 elements that are not whole vectors: a lane a row.
 // - rows_grouped: a group of lanes (up to a warp) per row, 16-byte loads within the row:
-//   medium rows, and short rows that are not one after the other.
+//   medium rows, and short rows spread too far apart for tiles.
 // - rows_split: `parts` blocks per row, finished by the last block of the row: long
 //   rows, and a full reduction (one row). One part per row: a block per row.
 //
@@ -411,7 +411,7 @@ constexpr unsigned kShortRowThreads = 256;
 // such rows through shared memory (slabs.cuh) spent most of their time on each output's
 // index and sum: launch_model.cpp has the measurement.
 template <typename T, int kRowSlots>
-constexpr int kShortRowsPerLane = (sizeof(T) >= 8 ? 16 : 32) / kRowSlots;  // 32 or 64 registers
+constexpr int kShortRowsPerLane = (sizeof(T) >= 8 ? 16 : 32) / kRowSlots;  // 32 registers
 
 template <typename T, typename Out, typename P, int kRowSlots>
 __global__ void __launch_bounds__(kShortRowThreads)
