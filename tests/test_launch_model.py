@@ -659,7 +659,8 @@ def test_row_groups_sum_like_torch_sum(shape, layout, dtype, group):
 # Rows of 2-8 elements that rows_vectors does not take (not whole aligned vectors): a
 # lane a row, the row's length to a power of two its slots (2, 4 or 8); 9 elements and
 # more, tiles. Rows one after the other, a step apart, a gap apart (a prefix of wider
-# rows), far apart (a permuted input's), in counts that leave the last rounds partial.
+# rows), out of the result's order (a permuted input's), in counts that leave the last
+# rounds partial. (length, slots)
 SHORT_ROW_LENGTHS = [(2, 2), (3, 4), (4, 4), (5, 8), (7, 8), (8, 8)]
 
 
@@ -689,6 +690,13 @@ def test_short_rows_sum_like_torch_sum(dtype, length, slots, layout):
     for rows in (1, 31, 4099, 70001):
         x = short_rows(rows, length, layout, dtype, "cuda")
         dims = [2] if layout == "permuted" else [1]
+        launch = wr._C.plan(x, dims)["passes"][0]["launch"]
+        if rows == 1 and layout != "permuted":  # the full reduction (permuted: 17 rows)
+            assert launch.startswith("rows_split"), launch
+        elif layout in ("contiguous", "permuted"):  # whole aligned vectors, or short rows
+            assert launch.split()[0] in ("rows_vectors", "rows_short"), launch
+        else:
+            assert launch == f"rows_short slots={slots}", launch
         for kernel in [k for k in ("auto", "exact") if k in wr.kernels("cuda")]:
             if kernel == "exact" and not dtype.is_floating_point:
                 continue
