@@ -345,6 +345,29 @@ Launch columns_launch(const ReductionPass& pass, const ElementShape& element,
     static const bool no_outer_first = knob_is_set("WARPREDUCE_NO_OUTER_FIRST");
     launch.outer_first = !no_outer_first && pass.outer_outputs_adjacent && pass.outer_size > 1;
     launch.outer_span = static_cast<unsigned>(std::min<int64_t>(32, pow2_ceil(pass.outer_size)));
+    // A short reduced dim gives a lane of one tile few loads in flight (2 rows of 16-byte
+    // vectors: 32 bytes): for 2-byte elements a block takes tiles_at_once tiles and each
+    // lane loads the rows of all its columns before it adds any, up to the rows a lane
+    // has in flight, where the blocks still make kColumnAtOnceMinRounds rounds of the
+    // resident ones (two an SM). On an H200 (2026-11-28, against one tile a block): with
+    // 3 rounds and more, float16 3 x 11 x 4 x 16357 x 40 over dim 0 (3 rows, 7029 tiles)
+    // 1.17x, float16 2 x 30860432 sliced 1.16x, 2 x 7461031 offset 1.10x, 6624195 x 2
+    // transposed 1.04x (seeds 179, 183), and 1 x 2 x 24706515 over dim 1 1.17x (seed 191);
+    // 4- and 8-byte elements gained nothing (12 shapes of seeds 187-197: 0.91-1.05x,
+    // geomean 0.99; float32 4 x 8 x 131219 x 3 sliced 0.91x), nor 1-byte ones (bool
+    // 35632607 x 2 transposed 0.85x, int64 outputs); with fewer rounds 8 of 9 shapes lost,
+    // to 0.69x, and outer-first tiles lost at any count (0.76-1.00x), their places several
+    // 64-bit divisions a tile, found twice when at once.
+    static const bool one_tile = knob_is_set("WARPREDUCE_ONE_TILE_AT_ONCE");
+    const int64_t rows_in_flight = column_rows_in_flight(launch.vector, bytes, launch.load);
+    const int64_t tiles = ceil_div(pass.outer_size * columns, launch.tx);
+    const int64_t resident_blocks = device.sms * 2;
+    while (!one_tile && bytes == Tuning::kColumnAtOnceBytes && launch.ty == 1 &&
+           !launch.outer_first && launch.tiles_at_once * 2 <= Tuning::kColumnMaxTilesAtOnce &&
+           launch.tiles_at_once * 2 * pass.length <= rows_in_flight &&
+           tiles >= launch.tiles_at_once * 2 * Tuning::kColumnAtOnceMinRounds * resident_blocks) {
+      launch.tiles_at_once *= 2;
+    }
   }
   return launch;
 }
@@ -393,6 +416,7 @@ std::string Launch::describe() const {
         << (outer_first ? " outer_first" : "");
       if (outer_first && outer_span < 32) s << " span=" << outer_span;
       if (fold > 1) s << " fold=" << fold;
+      if (tiles_at_once > 1) s << " tiles_at_once=" << tiles_at_once;
       break;
   }
   return s.str();

@@ -115,6 +115,11 @@ struct Launch {
   bool outer_first = false;
   unsigned outer_span = 32;
   int64_t splits = 1;
+  // Flat columns of 2-byte elements with one lane down the reduced dim, in result order
+  // (not outer-first): tiles a block takes at once (1, 2 or 4), so that a lane has the
+  // rows of that many columns in flight where a short reduced dim alone leaves it few
+  // (columns.cuh, columns_at_once).
+  int64_t tiles_at_once = 1;
   // columns: where a few adjacent outputs (fewer than a vector's elements, dividing them)
   // sit under a long reduced dim whose rows follow one another, those outputs: the rows
   // run as one stream of whole vectors, each holding vector / fold rows, and a lane's
@@ -122,6 +127,12 @@ struct Launch {
   int64_t fold = 1;
   std::string describe() const;
 };
+
+// columns: the rows a lane loads before it adds them (columns.cuh): 8 of 16- and 8-byte
+// vectors (4 shifted ones, each two aligned loads), 32 of 4-byte loads.
+constexpr int column_rows_in_flight(int64_t vector, int64_t bytes, ColumnLoad load) {
+  return vector == 1 || vector * bytes == 4 ? 32 : load == ColumnLoad::kShifted ? 4 : 8;
+}
 
 // The decision for `pass`, its elements described by `element`, on `device`.
 Launch choose_launch(const ReductionPass& pass, const ElementShape& element,
@@ -217,6 +228,12 @@ struct LaunchTuning {
   // of an H200's lanes at two blocks an SM: 0.64x torch.sum with a lane a column, 0.65x
   // with two).
   static constexpr int64_t kColumnRowsPerSplitLane = 8;
+  // Flat columns of kColumnAtOnceBytes elements take up to this many tiles a block at
+  // once (Launch::tiles_at_once), only while their blocks make kColumnAtOnceMinRounds
+  // rounds of the resident blocks (other sizes and fewer rounds lost: launch_model.cpp).
+  static constexpr int64_t kColumnMaxTilesAtOnce = 4;
+  static constexpr int64_t kColumnAtOnceMinRounds = 3;
+  static constexpr int64_t kColumnAtOnceBytes = 2;
   static constexpr unsigned kColumnThreads = 512;
   // Rows shorter than this many vectors a lane go to a group per row only while the rows
   // keep a quarter of the GPU's threads busy; else several blocks a row.

@@ -814,3 +814,79 @@ def test_byte_word_columns_sum_like_torch_sum(dtype, shape, layout, dims, launch
     assert_sum_matches(wr.sum(x, dims), x, dims)
     x = x[..., 1:]  # the rows' first word at another alignment
     assert_sum_matches(wr.sum(x, dims), x, dims)
+
+
+# Flat columns of 2-byte elements under a short reduced dim, one lane down it, in result
+# order: a block takes 2 or 4 tiles at once (Launch::tiles_at_once), as many as keep a
+# lane's loads within the rows it has in flight (8 rows of 16-byte vectors, 4 shifted),
+# while its blocks make 3 rounds of the resident ones (two an SM: 264 on 132 SMs).
+# bfloat16 (outer, reduced, 32) over dim 1: 4 columns an outer index, 512 a tile. (shape,
+# tiles at once)
+AT_ONCE_CASES = [
+    ((1 << 19, 2, 32), 4),  # 4096 tiles, 2 rows: 4 tiles' rows a lane
+    ((1 << 19, 3, 32), 2),
+    ((1 << 19, 4, 32), 2),
+    ((1 << 19, 5, 32), 1),  # 5 rows: one tile
+    ((405504, 2, 32), 4),  # 3168 tiles: 792 blocks, 3 rounds of 264
+    ((405376, 2, 32), 2),  # 3167 tiles
+    ((202752, 2, 32), 2),  # 1584 tiles
+    ((202624, 2, 32), 1),  # 1583 tiles
+]
+
+
+@pytest.mark.parametrize("shape,at_once", AT_ONCE_CASES, ids=str)
+def test_short_columns_take_tiles_at_once(shape, at_once):
+    for dtype in (torch.bfloat16, torch.float16, torch.int16):
+        x = make(shape, "contiguous", dtype, "cpu")
+        (p,) = wr._C.plan(x, [1], as_cuda=True)["passes"]
+        assert p["launch"].startswith("columns vector=8 tx=512 ty=1 flat"), p["launch"]
+        assert p["launch"].endswith(f" tiles_at_once={at_once}") == (at_once > 1), p["launch"]
+    # Outer-first tiles (the result's order differs) take one at a time, and so do
+    # elements of other sizes.
+    (p,) = wr._C.plan(reversed_view(shape, torch.bfloat16, "cpu"), [1], as_cuda=True)["passes"]
+    assert " outer_first" in p["launch"] and "tiles_at_once" not in p["launch"], p["launch"]
+    for dtype in (torch.float32, torch.int8, torch.float64):
+        (p,) = wr._C.plan(make(shape, "contiguous", dtype, "cpu"), [1], as_cuda=True)["passes"]
+        assert "tiles_at_once" not in p["launch"], p["launch"]
+
+
+def at_once_input(dtype, rows, layout, device):
+    """A sum over dim 1 of `rows` rows with enough tiles to take them at once (2-byte
+    elements): narrow columns (4 vectors an outer index) contiguous or stored in reverse
+    (outer-first: one at a time), or 2051 of them (a partial last vector) aligned or offset
+    (shifted vectors; other sizes: elements one by one) or a prefix of wider rows (aligned
+    alike, whole vectors but the last)."""
+    lanes = max(1, 16 // dtype.itemsize)
+    if layout in ("contiguous", "reversed"):
+        shape = ((1 << 19) + 77, rows, 4 * lanes)  # the last group of tiles partial
+        return (
+            reversed_view(shape, dtype, device)
+            if layout == "reversed"
+            else make(shape, layout, dtype, device)
+        )
+    return make((4400, rows, 2051), "contiguous" if layout == "aligned" else layout, dtype, device)
+
+
+AT_ONCE_LAYOUTS = ["contiguous", "reversed", "aligned", "offset", "wide"]
+
+
+@pytest.mark.parametrize("layout", AT_ONCE_LAYOUTS)
+def test_tiles_at_once_cover_every_load(layout):
+    # Whole vectors, shifted vectors, partial vectors; outer-first tiles one at a time.
+    for dtype in (torch.bfloat16, torch.float16, torch.int16, torch.uint16):
+        (p,) = wr._C.plan(at_once_input(dtype, 2, layout, "cpu"), [1], as_cuda=True)["passes"]
+        assert ("tiles_at_once=" in p["launch"]) == (layout != "reversed"), (dtype, p["launch"])
+        assert (" shifted " in p["launch"]) == (layout in ("aligned", "offset")), p["launch"]
+
+
+@requires_cuda
+@pytest.mark.parametrize("dtype", DTYPES, ids=str)
+@pytest.mark.parametrize("rows", [2, 3, 4])
+@pytest.mark.parametrize("layout", AT_ONCE_LAYOUTS)
+def test_tiles_at_once_sum_like_torch_sum(dtype, rows, layout):
+    x = at_once_input(dtype, rows, layout, "cuda")
+    for kernel in [k for k in ("auto", "exact") if k in wr.kernels("cuda")]:
+        if kernel == "exact" and not dtype.is_floating_point:
+            continue
+        assert_sum_matches(wr.sum(x, [1], kernel=kernel), x, [1], kernel=kernel)
+    assert_sum_matches(wr.sum(x, [1], keepdim=True), x, [1], keepdim=True)

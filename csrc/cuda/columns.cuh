@@ -324,15 +324,167 @@ __device__ __forceinline__ void fold_sums(C (&sums)[kVec], int64_t fold) {
 template <typename P, int kVec>
 constexpr int kColumnMinBlocks = sizeof(typename P::Acc) * kVec <= 32 ? 2 : 1;
 
-// The kernel. How a lane reads its column's rows (ColumnLoad, launch_model.h): whole
-// aligned vectors; shifted ones (Loaded::load_shifted: two aligned vectors and a shift
-// each, 4 rows in flight rather than 8, the same registers); or its kVec elements one by
-// one (Loaded::load_elements, ordinary loads whose sectors L1 serves to the lane's
+// Where lane tx_index of `tile` works: its outer index and column (of kVec outputs), and
+// whether it has one (lanes past the last column, or, flat, past the last tile, have none).
+struct ColumnPlace {
+  int64_t o, column;
+  bool active;
+};
+__device__ __forceinline__ ColumnPlace place_column(const ColumnTiling& tiling, int64_t tile,
+                                                    unsigned tx_index, int64_t outer_size) {
+  const unsigned tx = tiling.tx;
+  ColumnPlace at;
+  if (tiling.outer_first) {
+    const int64_t index = tile * tx + tx_index;
+    const int64_t chunk = index / 32, per_group = tiling.column_group * tiling.outer_chunks;
+    const int64_t within = chunk % per_group, lane = index % 32, span = tiling.outer_span;
+    const int64_t column_set =
+        chunk / per_group * tiling.column_group + within % tiling.column_group;
+    at.column = column_set * (32 / span) + lane / span;
+    at.o = within / tiling.column_group * span + lane % span;
+    at.active = at.column < tiling.columns && at.o < outer_size;
+  } else if (tiling.flat) {
+    const int64_t index = tile * tx + tx_index;
+    at.o = index / tiling.columns;
+    at.column = index % tiling.columns;
+    at.active = index < outer_size * tiling.columns;
+  } else {
+    at.o = tile / tiling.tiles_per_outer;
+    at.column = (tile % tiling.tiles_per_outer) * tx + tx_index;
+    at.active = at.column < tiling.columns;
+  }
+  return at;
+}
+
+// How a lane reads its column's rows (ColumnLoad, launch_model.h): whole aligned
+// vectors; shifted ones (Loaded::load_shifted: two aligned vectors and a shift each, 4
+// rows in flight rather than 8, the same registers); or its kVec elements one by one
+// (Loaded::load_elements, ordinary loads whose sectors L1 serves to the lane's
 // neighbours), 8 rows in flight as with vectors (16 rows of 8-byte elements spilled 296
 // bytes at 64 registers), where the rows are not aligned alike and a lane a column would
 // have only the few elements of a short reduced dim in flight (launch_model.h,
-// kColumnElementsMinBytes).
+// kColumnElementsMinBytes). `whole`: the column's vectors are whole and, shifted, read
+// within the data (Loaded::shifts_within), so that the load for the layout serves.
+template <typename T, int kVec, ColumnLoad kLoad>
+__device__ __forceinline__ Loaded<T, kVec> load_column_row(const T* p, int valid, bool whole) {
+  using Load = Loaded<T, kVec>;
+  if constexpr (kVec == 1) {
+    return Load::load(p);
+  } else {
+    if (!whole || kLoad == ColumnLoad::kElements) return Load::load_elements(p, valid);
+    if constexpr (kLoad == ColumnLoad::kShifted) return Load::load_shifted(p);
+    return Load::load(p);
+  }
+}
 
+// Whether the column at `base`, `valid` of its kVec outputs, reads whole vectors in rows
+// first..last (those the lane sums).
+template <typename T, int kVec, ColumnLoad kLoad>
+__device__ __forceinline__ bool column_is_whole(const Columns<T>& c, const ColumnTiling& tiling,
+                                                const T* base, int valid, int64_t first,
+                                                int64_t last) {
+  using Load = Loaded<T, kVec>;
+  if constexpr (kVec == 1) {
+    return true;
+  } else {
+    bool whole = valid == kVec;
+    if (kLoad == ColumnLoad::kShifted && first <= last) {
+      whole = whole &&
+              Load::shifts_within(base + first * c.reduced_stride, tiling.begin, tiling.end) &&
+              Load::shifts_within(base + last * c.reduced_stride, tiling.begin, tiling.end);
+    }
+    return whole;
+  }
+}
+
+// A lane's kVec sums, those of outer index o's columns from i0, `valid` of them, stored.
+// (Not folded: folded columns take the general kernel.)
+template <typename P, typename Out, typename T, typename C, int kVec>
+__device__ __forceinline__ void store_column(const P& policy, const Columns<T>& c, Out* y,
+                                             int64_t o, int64_t i0, C (&sums)[kVec], int valid) {
+  if (c.gaps.gapped()) {
+    store_gapped_outputs(policy, c, y, o, i0, sums, valid);
+  } else {
+    store_outputs(policy, y, o * c.inner + i0, sums, valid);
+  }
+}
+
+// Flat tiles with one lane down the reduced dim (ty == 1, no splits), kTiles of them a
+// block at once (Launch::tiles_at_once: 2-byte elements, kernel="auto"): a lane loads the
+// rows of its kTiles columns, all of them, before it adds any. The rows of a short
+// reduced dim alone leave each lane 2-4 loads in flight (launch_model.cpp has what this
+// gained, and where it lost). A kernel of its own, so that its registers (a lane's
+// columns' pointers while their loads are in flight; their places found again to store)
+// leave the general kernel's alone. A group with a column that is not whole (a partial
+// vector, or a shifted one at the data's edge) sums its columns one by one.
+template <int kTiles, typename T, typename Out, int kVec, ColumnLoad kLoad, typename P>
+__global__ void __launch_bounds__(kColumnThreads, (kColumnMinBlocks<P, kVec>))
+    columns_at_once(Columns<T> c, ColumnTiling tiling, Out* __restrict__ y, P policy) {
+  using C = typename P::Sum;
+  using Load = Loaded<T, kVec>;
+  constexpr int kRows = column_rows_in_flight(kVec, sizeof(T), kLoad) / kTiles;
+  // The sums of the lane's column in `tile` (add_rows adds its rows), stored.
+  auto sum_and_store = [&](int64_t tile, auto&& add_rows) {
+    const ColumnPlace at = place_column(tiling, tile, threadIdx.x, c.outer_size);
+    const int64_t i0 = at.column * kVec;
+    const int valid = static_cast<int>(min(int64_t{kVec}, c.inner - i0));
+    typename P::template Columns<kVec> acc;
+    add_rows(acc, valid);
+    C sums[kVec];
+#pragma unroll
+    for (int j = 0; j < kVec; ++j) sums[j] = acc.sum(j);
+    store_column(policy, c, y, at.o, i0, sums, valid);
+  };
+  for (int64_t tile = int64_t{blockIdx.x} * kTiles; tile < tiling.tiles;
+       tile += int64_t{gridDim.x} * kTiles) {
+    const T* base[kTiles];  // nullptr: the lane has no column in that tile
+    bool whole = true;
+#pragma unroll
+    for (int g = 0; g < kTiles; ++g) {
+      const ColumnPlace at = place_column(tiling, tile + g, threadIdx.x, c.outer_size);
+      const int64_t i0 = at.column * kVec;
+      base[g] = at.active ? c.x + c.outer.offset(at.o) + i0 * c.inner_stride : nullptr;
+      const int valid = static_cast<int>(min(int64_t{kVec}, c.inner - i0));
+      whole = whole && (!at.active || column_is_whole<T, kVec, kLoad>(c, tiling, base[g], valid, 0,
+                                                                      c.length - 1));
+    }
+    if (!whole) {
+      for (int g = 0; g < kTiles; ++g) {
+        if (base[g] == nullptr) continue;
+        sum_and_store(tile + g, [&](auto& acc, int valid) {
+#pragma unroll
+          for (int r = 0; r < kRows; ++r) {
+            if (r < c.length) {
+              load_column_row<T, kVec, kLoad>(base[g] + r * c.reduced_stride, valid, false)
+                  .add_to(acc);
+            }
+          }
+        });
+      }
+      continue;
+    }
+    Load v[kTiles][kRows];
+#pragma unroll
+    for (int g = 0; g < kTiles; ++g) {
+#pragma unroll
+      for (int r = 0; r < kRows; ++r) {
+        v[g][r] = base[g] != nullptr && r < c.length
+                      ? load_column_row<T, kVec, kLoad>(base[g] + r * c.reduced_stride, kVec, true)
+                      : Load{};
+      }
+    }
+#pragma unroll
+    for (int g = 0; g < kTiles; ++g) {
+      if (base[g] == nullptr) continue;
+      sum_and_store(tile + g, [&](auto& acc, int) {
+#pragma unroll
+        for (int r = 0; r < kRows; ++r) v[g][r].add_to(acc);  // zeros past the length
+      });
+    }
+  }
+}
+
+// The kernel: a block a tile (a grid-stride loop past the grid; or columns_at_once).
 template <typename T, typename Out, int kVec, ColumnLoad kLoad, typename P>
 __global__ void __launch_bounds__(kColumnThreads, (kColumnMinBlocks<P, kVec>))
     columns(Columns<T> c, ColumnTiling tiling, Out* __restrict__ y,
@@ -346,37 +498,18 @@ __global__ void __launch_bounds__(kColumnThreads, (kColumnMinBlocks<P, kVec>))
   // without (2^23 x 3 dim 0, 4-byte loads: 16 in flight ran at 0.96x torch.sum), and 32
   // 4-byte words of 1- or 2-byte ones.
   constexpr bool kShifted = kLoad == ColumnLoad::kShifted;
-  constexpr int kUnroll = kVec == 1 || kVec * sizeof(T) == 4 ? 32 : kShifted ? 4 : 8;
+  constexpr int kUnroll = column_rows_in_flight(kVec, sizeof(T), kLoad);
   __shared__ C shared[kColumnThreads * kTyChunk<C>];
   const unsigned tx = tiling.tx, ty = tiling.ty;
   const unsigned tx_index = threadIdx.x % tx, ty_index = threadIdx.x / tx;
   const int64_t split = blockIdx.y;
   const int64_t r_begin = split * tiling.rows_per_split;
   const int64_t r_end = min(c.length, r_begin + tiling.rows_per_split);
-  const int64_t all_columns = c.outer_size * tiling.columns;
 
   for (int64_t tile = blockIdx.x; tile < tiling.tiles; tile += gridDim.x) {
-    int64_t o, column;
-    bool active;
-    if (tiling.outer_first) {
-      const int64_t index = tile * tx + tx_index;
-      const int64_t chunk = index / 32, per_group = tiling.column_group * tiling.outer_chunks;
-      const int64_t within = chunk % per_group, lane = index % 32, span = tiling.outer_span;
-      const int64_t column_set =
-          chunk / per_group * tiling.column_group + within % tiling.column_group;
-      column = column_set * (32 / span) + lane / span;
-      o = within / tiling.column_group * span + lane % span;
-      active = column < tiling.columns && o < c.outer_size;
-    } else if (tiling.flat) {
-      const int64_t index = tile * tx + tx_index;
-      o = index / tiling.columns;
-      column = index % tiling.columns;
-      active = index < all_columns;
-    } else {
-      o = tile / tiling.tiles_per_outer;
-      column = (tile % tiling.tiles_per_outer) * tx + tx_index;
-      active = column < tiling.columns;
-    }
+    const ColumnPlace at = place_column(tiling, tile, tx_index, c.outer_size);
+    const int64_t o = at.o, column = at.column;
+    const bool active = at.active;
     const int64_t i0 = column * kVec;
     const int valid = static_cast<int>(min(int64_t{kVec}, c.inner - i0));  // outputs of the column
     const T* base = c.x + c.outer.offset(o) + i0 * c.inner_stride;

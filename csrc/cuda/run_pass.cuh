@@ -145,7 +145,26 @@ void launch_columns(const Columns<T>& c, const Launch& launch, Out* y, const at:
   }
   t.rows_per_split = ceil_div(c.length, t.splits);
   t.splits = ceil_div(c.length, t.rows_per_split);
-  if (t.splits == 1) {
+  // Tiles at once: auto only (exact's policies hold more registers a column), and only
+  // the elements the launch model takes them for (no kernels compiled for the rest).
+  constexpr bool kAtOnce = !P::kExact && sizeof(T) == LaunchTuning::kColumnAtOnceBytes;
+  const int64_t at_once = !kAtOnce || t.splits > 1 ? 1 : launch.tiles_at_once;
+  TORCH_INTERNAL_ASSERT(
+      at_once == 1 || (t.ty == 1 && t.flat && c.fold == 1 && (at_once == 2 || at_once == 4) &&
+                       at_once * c.length <= column_rows_in_flight(kVec, sizeof(T), kLoad)),
+      "warpreduce: ", launch.describe());
+  if (at_once > 1) {
+    if constexpr (kAtOnce) {
+      const int64_t blocks = std::min(ceil_div(t.tiles, at_once), capacity * 8);
+      if (at_once == 2) {
+        columns_at_once<2, T, Out, kVec, kLoad, P>
+            <<<blocks, kColumnThreads, 0, stream>>>(c, t, y, policy);
+      } else {
+        columns_at_once<4, T, Out, kVec, kLoad, P>
+            <<<blocks, kColumnThreads, 0, stream>>>(c, t, y, policy);
+      }
+    }
+  } else if (t.splits == 1) {
     const int64_t blocks = std::min(t.tiles, capacity * 8);
     kernel<<<blocks, kColumnThreads, 0, stream>>>(c, t, y, nullptr, nullptr, policy);
   } else {
