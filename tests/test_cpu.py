@@ -144,9 +144,9 @@ def test_folded_packed_columns(dtype, inner):
     """Packed columns under an outer dim: each outer slice summed as one row, its lanes
     folded into the outputs (folded_packed_columns: columns that divide a vector's width,
     or periods of 3 to 11 vectors); slices shorter than a vector, than a leaf, longer
-    than a leaf, and past a task's chunk of a row (2^14 elements, where the wide columns
-    take them). A slice's bits do not depend on the others."""
-    for length in (1, 3, 5, 31, 129, 257, 1025, 4097, 2**14 // inner + 1):
+    than a leaf, and past a task's chunk of a row (2^14 elements: chunks of whole periods,
+    two, and four the last partial). A slice's bits do not depend on the others."""
+    for length in (1, 3, 5, 31, 129, 257, 1025, 4097, 2**14 // inner + 1, 3 * 2**14 // inner + 7):
         x = random_tensor((37, length, inner), dtype, "cpu", seed=length + inner)
         whole = wr.sum(x, 1)
         assert_sum_matches(whole, x, 1)
@@ -449,6 +449,8 @@ THREAD_CASES = [
     ((1001, 300, 4), 1),  # folded packed columns
     ((1001, 900, 3), 1),  # ... in periods of 3 vectors
     ((1001, 300, 22), 1),  # ... of 11 vectors
+    ((2**20 + 3, 6), 0),  # ... one long slice in chunks (periods of 3 vectors)
+    ((3, 50001, 8), 1),  # ... three long slices in chunks
     ((70001, 50, 8), "gapped"),  # narrow gapped columns
     # columns of fewer tasks than threads (2 chunks of rows x 1 and 3 tiles), whose
     # tiles narrow with the thread count (column_tile_width)
