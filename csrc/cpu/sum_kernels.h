@@ -1054,9 +1054,9 @@ void folded_slices(const T* x, const ReductionPass& pass, Out* y) {
     });
     return;
   }
-  // One slice of 2^21 floats in 6 columns summed at 0.48x the speed of a full sum of the
-  // same bytes through narrow_packed_columns (columns of 96 a wide row: a tile walk down
-  // the rows), and 2^21 x 8 at 0.46x (dev machine, one thread).
+  // As wide columns (narrow_packed_columns: rows of 96 columns, a tile walk down them)
+  // float32 2000000 x 6 over dim 0 ran at 0.44x the speed of a full sum of the same bytes,
+  // 2000000 x 8 at 0.46x (dev machine, one thread); RESULTS.md has what folding gained.
   std::unique_ptr<C[]> parts(new C[pass.outer_size * chunks * kLanes]);
   for_each_task(pass.outer_size * chunks, kChunk, [&](int64_t task) {
     const int64_t o = task / chunks, first = task % chunks * kChunk;
