@@ -361,11 +361,11 @@ Launch columns_launch(const ReductionPass& pass, const ElementShape& element,
     static const bool one_tile = knob_is_set("WARPREDUCE_ONE_TILE_AT_ONCE");
     const int64_t rows_in_flight = column_rows_in_flight(launch.vector, bytes, launch.load);
     const int64_t tiles = ceil_div(pass.outer_size * columns, launch.tx);
-    const int64_t resident_blocks = device.sms * 2;
     while (!one_tile && bytes == Tuning::kColumnAtOnceBytes && launch.ty == 1 &&
            !launch.outer_first && launch.tiles_at_once * 2 <= Tuning::kColumnMaxTilesAtOnce &&
            launch.tiles_at_once * 2 * pass.length <= rows_in_flight &&
-           tiles >= launch.tiles_at_once * 2 * Tuning::kColumnAtOnceMinRounds * resident_blocks) {
+           tiles >=
+               launch.tiles_at_once * 2 * Tuning::kColumnAtOnceMinRounds * resident / threads) {
       launch.tiles_at_once *= 2;
     }
   }

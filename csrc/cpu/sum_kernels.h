@@ -814,6 +814,20 @@ inline ColumnTask column_task(int64_t task, int64_t chunks, int64_t tiles) {
   return {task / tiles / chunks, task / tiles % chunks, task % tiles};
 }
 
+// parts[chunk * stride + j] for j < count summed over the chunks into chunk 0's, as a
+// pairwise tree in place (chunk c takes in chunk c + step): the chunks of a columns pass
+// and of a long folded slice.
+template <typename C>
+void add_chunks_pairwise(C* parts, int64_t chunks, int64_t stride, int64_t count) {
+  for (int64_t step = 1; step < chunks; step *= 2) {
+    for (int64_t chunk = 0; chunk + step < chunks; chunk += 2 * step) {
+      C* into = parts + chunk * stride;
+      const C* from = parts + (chunk + step) * stride;
+      for (int64_t j = 0; j < count; ++j) into[j] = into[j] + from[j];
+    }
+  }
+}
+
 // A task sums one chunk of kChunkRows rows of one tile of columns under one outer index.
 // A pass of one chunk writes the outputs; of several, a partial sum per chunk and output,
 // then combined pairwise over chunks, a block of outputs at a time. With a step s > 1
@@ -864,18 +878,11 @@ void columns_pass(const T* x, const ReductionPass& pass, Out* y, int64_t step = 
   });
   if (chunks == 1) return;
 
-  // partial[chunk][output]: a pairwise tree over chunks, in place (chunk c takes in chunk
-  // c + step), vector adds across outputs.
+  // partial[chunk][output]: a pairwise tree over chunks, vector adds across outputs.
   constexpr int64_t kOutputBlock = 256;
   for_each_task(ceil_div(outputs, kOutputBlock), chunks * kOutputBlock, [&](int64_t block) {
     const int64_t j0 = block * kOutputBlock, count = std::min(kOutputBlock, outputs - j0);
-    for (int64_t step = 1; step < chunks; step *= 2) {
-      for (int64_t chunk = 0; chunk + step < chunks; chunk += 2 * step) {
-        C* into = partial.get() + chunk * outputs + j0;
-        const C* from = partial.get() + (chunk + step) * outputs + j0;
-        for (int64_t j = 0; j < count; ++j) into[j] = into[j] + from[j];
-      }
-    }
+    add_chunks_pairwise(partial.get() + j0, chunks, outputs, count);
     store_from_zero(y + j0, count, pass.repeat, [&](int64_t j) { return partial[j0 + j]; });
   });
 }
@@ -1067,11 +1074,7 @@ void folded_slices(const T* x, const ReductionPass& pass, Out* y) {
   });
   for_each_task(pass.outer_size, chunks * kLanes, [&](int64_t o) {
     C* part = parts.get() + o * chunks * kLanes;  // part[chunk * kLanes + lane]
-    for (int64_t step = 1; step < chunks; step *= 2) {
-      for (int64_t k = 0; k + step < chunks; k += 2 * step) {
-        for (int64_t j = 0; j < kLanes; ++j) part[k * kLanes + j] += part[(k + step) * kLanes + j];
-      }
-    }
+    add_chunks_pairwise(part, chunks, kLanes, kLanes);
     fold(o, part);
   });
 }
