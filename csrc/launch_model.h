@@ -205,10 +205,13 @@ struct LaunchTuning {
   // torch.sum on an H200, seed 53), and so do those past kColumnMaxShiftedRows rows that
   // shifted vectors would read: a lane's bytes in flight are then at least those of 4
   // shifted rows (float16 26 x 138 x 6 x 3921 over dim 0, 26 rows: 0.64 -> 0.88x
-  // torch.sum, H200, seed 97, 2026-11-28; pairs lost at 2 and 7 rows, launch_model.cpp;
-  // 9-25 rows not measured).
+  // torch.sum, H200, seed 97, 2026-11-28; pairs lost at 2 and 7 rows, launch_model.cpp).
+  // 9-16 rows, six shapes of seeds 187-199 (H200, 2026-11-28, against shifted vectors):
+  // 1.00-2.14x, bfloat16 4375 x 16 x 1738 over dim 1 1574 -> 3368 GB/s (0.57 -> 1.22x
+  // torch.sum), float16 4 x 5 x 11 x 526 x 267 transposed 946 -> 1312, bfloat16 805011 x
+  // 9 permuted 1035 -> 1117.
   static constexpr int64_t kColumnPairBytes = 2;
-  static constexpr int64_t kColumnMaxShiftedRows = 16;
+  static constexpr int64_t kColumnMaxShiftedRows = 8;
   // Folded columns (Launch::fold) for elements of at least this many bytes: int8 2 x
   // 4428784 over dim 1 (transposed) took 31.9 us folded, 16 wide integer accumulators a
   // lane, and 16.8 us an element a lane (H200, seed 41).

@@ -100,7 +100,7 @@ CASES = [
     ((2, 32, 5000), "stepped", [1], ["columns"]),  # just over: tiles under 64 wide
     ((7, 90, 31), "sliced", [0], ["columns"]),  # too narrow for column tiles
     # rows aligned alike to 8 bytes only (an even number of floats apart): a vector's
-    # elements one by one up to 64 rows (16-bit: shifted vectors up to 16 rows, pairs after)
+    # elements one by one up to 64 rows (16-bit: shifted vectors up to 8 rows, pairs after)
     ((7, 4098), "contiguous", [0], ["columns"]),
     ((32, 4098), "contiguous", [0], ["columns"]),
     ((33, 4098), "contiguous", [0], ["columns"]),
@@ -166,7 +166,7 @@ def test_column_shapes():
 # Rows not aligned alike under a short reduced dim: shifted vectors for 1- and 2-byte
 # elements (as wide as the float32 cases of the columns and slabs above), elements one by
 # one for wider ones (below); long reduced dims: an element a lane. (2-byte elements in
-# rows aligned alike to 4 bytes take shifted vectors up to 16 rows only: below.)
+# rows aligned alike to 4 bytes take shifted vectors up to 8 rows only: below.)
 SHIFTED_CASES = [
     ((3, 100003), "contiguous", [0]),
     ((8, 4096), "offset", [0]),
@@ -212,15 +212,16 @@ def test_column_elements(shape, layout, dims, dtype):
         assert wr._C.plan(x, dims)["passes"][0]["launch"].startswith(f"columns vector={launch} ")
 
 
-# 2-byte elements in rows aligned alike to 4 bytes but not 16: shifted vectors up to 16
+# 2-byte elements in rows aligned alike to 4 bytes but not 16: shifted vectors up to 8
 # rows, 4-byte pairs after; rows an odd number of elements apart stay shifted to 32 rows.
 SHIFTED_OR_PAIRS = [
-    ((16, 4098), "contiguous", "vector=8 shifted "),
-    ((17, 4098), "contiguous", "vector=2 "),
+    ((8, 4098), "contiguous", "vector=8 shifted "),
+    ((9, 4098), "contiguous", "vector=2 "),
+    ((16, 4098), "contiguous", "vector=2 "),
     ((32, 4098), "contiguous", "vector=2 "),
-    ((17, 4097), "contiguous", "vector=8 shifted "),
+    ((9, 4097), "contiguous", "vector=8 shifted "),
     ((32, 4097), "contiguous", "vector=8 shifted "),
-    ((17, 4098), "offset", "vector=8 shifted "),  # data not aligned to 4 bytes
+    ((9, 4098), "offset", "vector=8 shifted "),  # data not aligned to 4 bytes
 ]
 
 
