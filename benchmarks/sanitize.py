@@ -59,10 +59,14 @@ AUTO_CASES = [  # every launch of the launch model (csrc/launch_model.h)
     # reduced dim over a block of kept and short reduced dims
     ((64, 300, 6), 0),
     ((64, 4, 6, 32, 6), (0, 2)),
-    # folded columns (a few adjacent outputs, rows one after another), the last vector
-    # partial; and a full sum copied out along a broadcast kept dim (x[:1].expand)
+    # folded columns (a dense block of a few outputs, rows one after another), the last
+    # vector or folded row partial (15 vectors of 20 rows of 3, of 4 of 5), and the block
+    # in another order (transposed, below); and a full sum copied out along a broadcast
+    # kept dim (x[:1].expand)
     ((65537, 2), 0),
     ((40001, 4), 0),
+    ((40001, 3), 0),
+    ((20011, 5, 4), 0),
     ((5, 20001), 1),
     # 2-byte elements under a long reduced dim, rows an even number apart: 4-byte pairs;
     # a gapped span read in whole vectors past its end (stepped, below), or not (tight)

@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <array>
 #include <cstdlib>
+#include <numeric>
 #include <sstream>
 
 namespace warpreduce {
@@ -266,24 +267,49 @@ Launch columns_launch(const ReductionPass& pass, const ElementShape& element,
   if (!pass.gapped() && slabs_fit(pass, bytes) && (!vectors || elements || prefer_slabs)) {
     return slabs_launch(pass, bytes);
   }
-  // A long reduced dim over a few adjacent outputs, each row right after the one before
-  // (x.sum(0) of an N x 2 float32 or N x 4 bfloat16 tensor): one stream of whole
-  // vectors, a lane's sums folded into the outputs at the end, all lanes down the rows.
-  // An element a lane, tx = inner, left bfloat16 20194023 x 4 over dim 0 at 0.79x
-  // torch.sum on an H200 (seed 41), and 2443934 x 4 x 4 over dims (0, 1) at 0.85x.
+  // A long reduced dim over a few outputs that lie in one dense block of memory (the
+  // inner dim, and an outer dim right above it: x.sum(0) of an N x 3 tensor, or of N x 4
+  // x 5 permuted so that the result's dims are the memory's in another order), each row
+  // right after the one before: the block repeats every `kept` elements, so the data are
+  // one stream of whole vectors. A folded row is the fewest vectors that hold a whole
+  // number of blocks, times the count that best fills a power of two of lanes (up to a
+  // warp): every lane then holds the same positions of every folded row, and the lanes'
+  // sums are folded into the outputs at the end (position p into output p % kept).
+  // Blocks that divide a vector were folded first: an element a lane, tx = inner, left
+  // bfloat16 20194023 x 4 over dim 0 at 0.79x torch.sum on an H200 (seed 41). Any block
+  // of up to 32 vectors' worth, against an element a lane (or 2-byte pairs), on an H200
+  // (2026-11-28, WARPREDUCE_NO_FOLDED_COLUMNS=1 the other arm, 22 shapes of seeds 197 and
+  // 199): 0.93-2.42x, geomean 1.20; bfloat16 5 x 5820113 x 4 permuted over dim 1 (a 4 x 5
+  // block) 1559 -> 3768 GB/s, float32 1214185 x 6 x 8 transposed over dim 0 2139 -> 3714,
+  // float16 450168 x 25 x 4 permuted 1666 -> 2994, float16 3 x 1155011 x 5 permuted 1376
+  // -> 2072; the least, blocks of 2 (folded before too) 0.93-0.99x. (Split, each block
+  // leaves its block's sums, not its folded row's: columns.cuh, store_folded.)
+  // Whole aligned vectors of one outer slice are such a stream already (columns below).
   // WARPREDUCE_NO_FOLDED_COLUMNS=1 leaves them out: a knob for measuring (benchmarks).
   static const bool no_folded = knob_is_set("WARPREDUCE_NO_FOLDED_COLUMNS");
-  const bool folded = !no_folded && contiguous && bytes >= Tuning::kColumnFoldMinBytes &&
-                      !pass.gapped() && pass.outer_size == 1 && pass.reduced_stride == pass.inner &&
-                      pass.inner > 1 && pass.inner < lanes && lanes % pass.inner == 0 &&
-                      element.data_address % 16 == 0;
+  const int64_t kept = pass.outer_size * pass.inner;
+  const bool dense_block =
+      pass.outer.ndim == 0 || (pass.outer.ndim == 1 && pass.outer.strides[0] == pass.inner);
+  const int64_t block_vectors = kept / std::gcd(kept, lanes);  // the fewest: lcm / lanes
+  const bool folded =
+      !no_folded && contiguous && bytes >= Tuning::kColumnFoldMinBytes && !pass.gapped() &&
+      dense_block && pass.reduced_stride == kept && kept > 1 && !(whole && pass.outer_size == 1) &&
+      block_vectors <= Tuning::kColumnFoldMaxVectors && element.data_address % 16 == 0;
   if (folded) {
     Launch launch;
     launch.kind = LaunchKind::kColumns;
     launch.vector = lanes;
-    launch.fold = pass.inner;
-    launch.tx = 1;
-    launch.ty = static_cast<unsigned>(Tuning::kColumnThreads);
+    launch.load = ColumnLoad::kFolded;
+    launch.fold = kept;
+    // The multiple of block_vectors that leaves the fewest of its power of two of lanes
+    // idle (3 vectors: 15 of 16 lanes), the fewest vectors among equals.
+    int64_t best = block_vectors;
+    for (int64_t v = 2 * block_vectors; v <= Tuning::kColumnFoldMaxVectors; v += block_vectors) {
+      if (v * pow2_ceil(best) > best * pow2_ceil(v)) best = v;
+    }
+    launch.fold_vectors = best;
+    launch.tx = static_cast<unsigned>(pow2_ceil(launch.fold_vectors));
+    launch.ty = static_cast<unsigned>(Tuning::kColumnThreads / launch.tx);
     return launch;
   }
   // A short reduced dim above wide columns that neither vectors nor pairs read: column
@@ -416,6 +442,7 @@ std::string Launch::describe() const {
         << (outer_first ? " outer_first" : "");
       if (outer_first && outer_span < 32) s << " span=" << outer_span;
       if (fold > 1) s << " fold=" << fold;
+      if (fold_vectors > 1) s << " fold_vectors=" << fold_vectors;
       if (tiles_at_once > 1) s << " tiles_at_once=" << tiles_at_once;
       break;
   }

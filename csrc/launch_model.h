@@ -33,11 +33,12 @@
 //                 outputs' whole column and lanes run across outer slices ("flat").
 //                 Also gapped inner dims (geometry.h): kept dims a short gap apart, or
 //                 a strided last dim, read as one span, the gaps' sums left unstored;
-//                 and folded ones: a few adjacent outputs under a long reduced dim,
-//                 rows one after another, read as one stream of whole vectors. Where
-//                 the result holds consecutive outer indices side by side (a permuted
-//                 input's), a warp takes 32 of them in one column ("outer-first"), or,
-//                 of a shorter outer extent, all of them in each of several columns.
+//                 and folded ones: a dense block of a few outputs under a long
+//                 reduced dim, rows one after another, read as one stream of whole
+//                 vectors. Where the result holds consecutive outer indices side by
+//                 side (a permuted input's), a warp takes 32 of them in one column
+//                 ("outer-first"), or, of a shorter outer extent, all of them in each
+//                 of several columns.
 #pragma once
 
 #include <cstdint>
@@ -80,9 +81,10 @@ bool knob_is_set(const char* name);
 
 // columns: how a lane reads its vector of a row (columns.cuh): whole aligned vectors;
 // shifted ones, two aligned vectors and a shift each (rows not aligned alike, 1- and
-// 2-byte elements); or the vector's elements one by one (rows not aligned alike, 4- and
-// 8-byte elements).
-enum class ColumnLoad { kVectors, kShifted, kElements };
+// 2-byte elements); the vector's elements one by one (rows not aligned alike, 4- and
+// 8-byte elements); or whole aligned vectors of folded rows (Launch::fold), a kernel of
+// their own.
+enum class ColumnLoad { kVectors, kShifted, kElements, kFolded };
 
 struct Launch {
   LaunchKind kind = LaunchKind::kRowsSplit;
@@ -120,11 +122,14 @@ struct Launch {
   // rows of that many columns in flight where a short reduced dim alone leaves it few
   // (columns.cuh, columns_at_once).
   int64_t tiles_at_once = 1;
-  // columns: where a few adjacent outputs (fewer than a vector's elements, dividing them)
-  // sit under a long reduced dim whose rows follow one another, those outputs: the rows
-  // run as one stream of whole vectors, each holding vector / fold rows, and a lane's
-  // sums are folded into the fold outputs at the end (columns.cuh). 1: not folded.
+  // columns: where a block of a few outputs (one dense block of memory: the inner dim
+  // and any outer dim right above it) sits under a long reduced dim whose rows follow one
+  // another, those outputs: the rows run as one stream of whole vectors, cut into folded
+  // rows of fold_vectors vectors (a whole number of the block's rows), a lane a vector of
+  // each, and the lanes' sums are folded into the fold outputs at the end (columns.cuh).
+  // 1: not folded.
   int64_t fold = 1;
+  int64_t fold_vectors = 1;
   std::string describe() const;
 };
 
@@ -216,6 +221,9 @@ struct LaunchTuning {
   // 4428784 over dim 1 (transposed) took 31.9 us folded, 16 wide integer accumulators a
   // lane, and 16.8 us an element a lane (H200, seed 41).
   static constexpr int64_t kColumnFoldMinBytes = 2;
+  // A folded row is at most a warp's vectors: a warp reads whole rows of it, and the
+  // fold at the end adds at most 32 vectors' sums.
+  static constexpr int64_t kColumnFoldMaxVectors = 32;
   // 1-byte elements in rows aligned alike to 4 bytes but not 16 read 4-byte words from this
   // many rows up, shifted vectors below (launch_model.cpp: 2 rows lost in words, 16 won;
   // between, not measured: from 8 rows a lane's words are the 32 bytes of a shifted row).

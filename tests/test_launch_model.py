@@ -508,32 +508,61 @@ def test_gapped_columns_leave_the_gaps_out(dtype, case):
 
 def folded_view(shape, dtype, device, layout):
     """`shape` contiguous ("contiguous"), or its rows one element past an aligned address
-    ("unaligned": still one after another), or a prefix of wider rows ("wide")."""
+    ("unaligned": still one after another), or a prefix of wider rows ("wide"); or, for
+    a 3-D shape, a contiguous tensor with its last two dims swapped ("transposed") or its
+    first dim last ("permuted"): the kept dims one dense block, in another order."""
     if layout == "contiguous":
         return random_tensor(shape, dtype, device, seed=6)
     if layout == "unaligned":
         return random_tensor((math.prod(shape) + 1,), dtype, device, seed=6)[1:].view(shape)
+    if layout == "transposed":
+        a, b, c = shape
+        return random_tensor((a, c, b), dtype, device, seed=6).transpose(1, 2)
+    if layout == "permuted":
+        a, b, c = shape
+        return random_tensor((b, c, a), dtype, device, seed=6).permute(2, 0, 1)
     assert layout == "wide"
     return random_tensor(shape[:-1] + (shape[-1] + 2,), dtype, device, seed=6)[..., : shape[-1]]
 
 
-# Folded columns (launch_model.h, Launch::fold): a long reduced dim over fewer adjacent
-# outputs than a vector holds (dividing it), the rows one after another, one outer slice:
-# (dtype, shape, layout, dims, the fold, or None where the columns are not folded).
+# Folded columns (launch_model.h, Launch::fold): a long reduced dim over a few outputs in
+# one dense block of memory, the rows one after another, read as folded rows of whole
+# vectors (the fewest that hold a whole number of the block's rows, times the count that
+# best fills a power of two of lanes): (dtype, shape, layout, dims, the fold and the
+# vectors of a folded row, or None where the columns are not folded).
 FOLDED_CASES = [
-    (torch.float32, (65537, 2), "contiguous", [0], 2),  # a partial last vector
-    (torch.float32, ((1 << 20) + 3, 2), "contiguous", [0], 2),  # split over blocks
-    (torch.float32, (4099, 2, 2), "contiguous", [0, 1], 2),  # merged reduced dims
-    (torch.float32, (3, 1025, 2), "contiguous", [0, 1], 2),
-    (torch.bfloat16, (65537, 4), "contiguous", [0], 4),
-    (torch.bfloat16, (65537, 2), "contiguous", [0], 2),
-    (torch.float16, (65536, 4), "contiguous", [0], 4),
+    (torch.float32, (65537, 2), "contiguous", [0], (2, 1)),  # a partial last vector
+    (torch.float32, ((1 << 20) + 3, 2), "contiguous", [0], (2, 1)),  # split over blocks
+    (torch.float32, (4099, 2, 2), "contiguous", [0, 1], (2, 1)),  # merged reduced dims
+    (torch.float32, (3, 1025, 2), "contiguous", [0, 1], (2, 1)),
+    (torch.bfloat16, (65537, 4), "contiguous", [0], (4, 1)),
+    (torch.bfloat16, (65537, 2), "contiguous", [0], (2, 1)),
+    (torch.float16, (65536, 4), "contiguous", [0], (4, 1)),
+    # blocks that are no divisor of a vector: 3 vectors hold 4 rows of 3 floats, and 15
+    # vectors (of 16 lanes) 20 rows; the last folded row partial, several lanes' worth
+    (torch.float32, (65537, 3), "contiguous", [0], (3, 15)),
+    (torch.float32, ((1 << 20) + 3, 3), "contiguous", [0], (3, 15)),
+    (torch.bfloat16, (100003, 3), "contiguous", [0], (3, 15)),
+    (torch.float16, (50001, 5), "contiguous", [0], (5, 15)),
+    (torch.float32, (40001, 6), "contiguous", [0], (6, 15)),
+    (torch.float32, (40001, 7), "contiguous", [0], (7, 7)),  # 7 of 8 lanes
+    (torch.bfloat16, (30011, 20), "contiguous", [0], (20, 15)),
+    (torch.bfloat16, (30011, 31), "contiguous", [0], (31, 31)),  # a warp, one lane idle
+    (torch.float64, (30011, 3), "contiguous", [0], (3, 15)),
+    (torch.int32, (30011, 5), "contiguous", [0], (5, 15)),
+    # the kept dims one dense block in another order (an outer dim right above the inner
+    # one): x.sum(0) of N x 6 x 8 transposed, x.sum(1) of 5 x N x 4 from N x 4 x 5
+    (torch.float32, (20011, 8, 6), "transposed", [0], (48, 12)),
+    (torch.bfloat16, (5, 30011, 4), "permuted", [1], (20, 15)),
+    (torch.float32, (5, 30011, 4), "permuted", [1], (20, 15)),
     (torch.int8, (65537, 8), "contiguous", [0], None),  # 1-byte elements: not folded
     (torch.int8, (65537, 2), "contiguous", [0], None),
-    (torch.float32, (65536, 3), "contiguous", [0], None),  # 3 does not divide 4
     (torch.bfloat16, (65537, 8), "contiguous", [0], None),  # whole vectors already
     (torch.float64, (65537, 2), "contiguous", [0], None),
+    (torch.float32, (20011, 48), "contiguous", [0], None),
+    (torch.bfloat16, (30011, 33), "contiguous", [0], None),  # 33 vectors hold the fewest rows
     (torch.float32, (65536, 2), "unaligned", [0], None),
+    (torch.float32, (65536, 3), "unaligned", [0], None),
     (torch.float32, (65536, 2), "wide", [0], None),  # rows apart
     (torch.float32, (2, 65536, 2), "contiguous", [1], None),  # two outer slices
     (torch.float32, (100, 2), "contiguous", [0], None),  # short: a slab
@@ -547,8 +576,10 @@ def test_folded_columns_plan(case):
     if fold is None:
         assert "fold=" not in p["launch"]
     else:
-        lanes = 16 // dtype.itemsize
-        assert p["launch"] == f"columns vector={lanes} tx=1 ty=512 fold={fold}"
+        outputs, vectors = fold
+        lanes, tx = 16 // dtype.itemsize, 1 << (vectors - 1).bit_length()
+        described = f"columns vector={lanes} tx={tx} ty={512 // tx} fold={outputs}"
+        assert p["launch"] == described + (f" fold_vectors={vectors}" if vectors > 1 else "")
 
 
 @requires_cuda
@@ -561,11 +592,13 @@ def test_folded_columns_sum_like_torch_sum(dtype, case):
         if kernel == "exact" and not dtype.is_floating_point:
             continue
         assert_sum_matches(wr.sum(x, dims, kernel=kernel), x, dims, kernel=kernel)
-    # Every count of rows in the last vector, and a NaN row after the data (the partial
-    # last vector is read element by element, never past the data).
-    for rows in range(shape[0] - 8, shape[0]) if x.dim() == 2 else ():
+        got = wr.sum(x, dims, keepdim=True, kernel=kernel)
+        assert_sum_matches(got, x, dims, keepdim=True, kernel=kernel)
+    # Every count of rows in the last folded row (up to 32 of them), and a NaN row after
+    # the data (the partial last row is read element by element, never past the data).
+    for rows in range(shape[0] - 32, shape[0]) if x.dim() == 2 else ():
         assert_sum_matches(wr.sum(x[:rows], dims), x[:rows], dims)
-    if dtype.is_floating_point:
+    if dtype.is_floating_point and x.dim() == 2:
         z = x.clone()
         z[-1] = float("nan")
         assert_sum_matches(wr.sum(z[:-1], dims), z[:-1], dims)

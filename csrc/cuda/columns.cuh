@@ -45,9 +45,9 @@ struct Columns {
   // index holds.
   GapMask gaps;
   int64_t kept_inner;
-  // Folded rows (launch_model.h, Launch::fold): `inner` is one vector, each holding
-  // vector / fold rows of `fold` outputs, the last row the data's last
-  // last_row_elements elements (0: a whole vector).
+  // Folded rows (launch_model.h, Launch::fold; ColumnLoad::kFolded): `inner` is a folded
+  // row of whole vectors, each holding inner / fold rows of the `fold` outputs, the last
+  // row the data's last last_row_elements elements (0: a whole row).
   int64_t fold = 1;
   int last_row_elements = 0;
 };
@@ -296,18 +296,61 @@ __device__ __forceinline__ void store_gapped_outputs(const P& policy, const Colu
   }
 }
 
-// A folded lane's kVec sums (Columns::fold): lane j of every vector holds output
-// j % fold, so halves are added until the first `fold` hold the outputs (fold divides
-// kVec, both powers of two; a fixed order, as every sum here).
-template <typename C, int kVec>
-__device__ __forceinline__ void fold_sums(C (&sums)[kVec], int64_t fold) {
+// Folded rows (Columns::fold; one tile, gridDim.y splits), the block's sums stored, by
+// every thread of the block. Lane tx_index of the first ty row (a holder) has the sums of
+// positions tx_index * kVec + j of the folded rows; the block's sum of output q is that
+// of positions q, q + fold, q + 2 fold, ... in that order. Split, each block leaves its
+// `fold` sums and the last one adds them: split s to thread s % groups of output q, then
+// the groups in order. (Leaving a folded row's positions, as other column tiles leave
+// theirs, the finish's limit of loads a thread gave rows of 23 vectors 64 splits, a third
+// of an H200: bfloat16 203103 x 46 over dim 0 ran at 0.86x the unfolded columns; 0.97x
+// with the block's sums, 2026-11-28.)
+template <typename P, typename Out, typename T, typename C, int kVec>
+__device__ __forceinline__ void store_folded(const P& policy, const Columns<T>& c,
+                                             const ColumnTiling& tiling, Out* y,
+                                             const C (&sums)[kVec], C* shared, C* partials,
+                                             unsigned* tickets, unsigned tx_index, bool holder) {
+  static_assert(
+      int64_t{kVec} * LaunchTuning::kColumnFoldMaxVectors <= int64_t{kColumnThreads} * kTyChunk<C>,
+      "a folded row's sums fit sum_down_ty's shared memory");
+  const int fold = static_cast<int>(c.fold), row = static_cast<int>(c.inner);  // <= 512
+  const int q = static_cast<int>(threadIdx.x);  // the output of threads below `fold`
+  __syncthreads();  // sum_down_ty's reads are done
+  if (holder) {
 #pragma unroll
-  for (int half = kVec / 2; half >= 1; half /= 2) {
-    if (half >= fold) {
-#pragma unroll
-      for (int j = 0; j < half; ++j) sums[j] += sums[j + half];
-    }
+    for (int j = 0; j < kVec; ++j) shared[tx_index * kVec + j] = sums[j];
   }
+  __syncthreads();
+  C sum{};
+  if (q < fold) {  // (position p is read by thread p % fold alone)
+    sum = shared[q];
+    for (int p = q + fold; p < row; p += fold) sum += shared[p];
+  }
+  if (tiling.splits == 1) {
+    if (q < fold) policy.store(y, q, sum);
+    return;
+  }
+  if (q < fold) partials[blockIdx.y * fold + q] = sum;
+  __shared__ bool is_last;
+  __syncthreads();  // the block's partials are stored before thread 0 releases them
+  if (threadIdx.x == 0) is_last = is_last_block(tickets, tiling.splits);
+  __syncthreads();  // thread 0's acquire covers the block's reads below
+  if (!is_last) return;
+  const int groups = kColumnThreads / fold, group = q / fold, output = q % fold;
+  if (group < groups) {
+    C part{};
+#pragma unroll 4
+    for (int64_t s = group; s < tiling.splits; s += groups)
+      part += load_coherent(partials + s * fold + output);
+    shared[q] = part;  // group * fold + output
+  }
+  __syncthreads();
+  if (q < fold) {
+    C total = shared[q];
+    for (int g = 1; g < groups; ++g) total += shared[g * fold + q];
+    policy.store(y, q, total);
+  }
+  if (threadIdx.x == 0) tickets[0] = 0;  // for the next launch on this stream
 }
 
 // Two blocks an SM where the accumulators leave room (64 registers a thread); the wide
@@ -498,6 +541,7 @@ __global__ void __launch_bounds__(kColumnThreads, (kColumnMinBlocks<P, kVec>))
   // without (2^23 x 3 dim 0, 4-byte loads: 16 in flight ran at 0.96x torch.sum), and 32
   // 4-byte words of 1- or 2-byte ones.
   constexpr bool kShifted = kLoad == ColumnLoad::kShifted;
+  constexpr bool kFolded = kLoad == ColumnLoad::kFolded;
   constexpr int kUnroll = column_rows_in_flight(kVec, sizeof(T), kLoad);
   __shared__ C shared[kColumnThreads * kTyChunk<C>];
   const unsigned tx = tiling.tx, ty = tiling.ty;
@@ -518,7 +562,7 @@ __global__ void __launch_bounds__(kColumnThreads, (kColumnMinBlocks<P, kVec>))
       using Load = Loaded<T, kVec>;
       const int64_t step = ty, first = r_begin + ty_index;
       // Folded rows whose last vector is partial: that row by elements, after the rest.
-      const bool partial_last = c.last_row_elements != 0 && r_end == c.length;
+      const bool partial_last = kFolded && c.last_row_elements != 0 && r_end == c.length;
       const int64_t r_whole = partial_last ? r_end - 1 : r_end;
       // kUnroll rows in flight; the last round predicated rather than a row at a time.
       auto sum_rows = [&](auto load) {
@@ -554,8 +598,11 @@ __global__ void __launch_bounds__(kColumnThreads, (kColumnMinBlocks<P, kVec>))
         } else {
           sum_rows([](const T* p) { return Load::load(p); });
         }
-        if (partial_last && r_whole >= first && (r_whole - first) % step == 0) {
-          Load::load_elements(base + r_whole * c.reduced_stride, c.last_row_elements).add_to(acc);
+        // (The lanes' shares of that row: a whole vector, part of one, or nothing.)
+        const int64_t last_valid = min(int64_t{kVec}, c.last_row_elements - i0);
+        if (partial_last && last_valid > 0 && r_whole >= first && (r_whole - first) % step == 0) {
+          Load::load_elements(base + r_whole * c.reduced_stride, static_cast<int>(last_valid))
+              .add_to(acc);
         }
       }
     }
@@ -563,12 +610,14 @@ __global__ void __launch_bounds__(kColumnThreads, (kColumnMinBlocks<P, kVec>))
 #pragma unroll
     for (int j = 0; j < kVec; ++j) sums[j] = acc.sum(j);
     sum_down_ty(sums, shared, tx, ty);
+    if constexpr (kFolded) {  // the one tile
+      store_folded(policy, c, tiling, y, sums, shared, partials, tickets, tx_index,
+                   ty_index == 0 && active);
+      return;
+    }
     const int64_t q = o * c.inner + i0;  // the first output of the thread's column
     auto store = [&] {
-      if (c.fold > 1) {
-        fold_sums(sums, c.fold);
-        store_outputs(policy, y, o * c.fold, sums, static_cast<int>(c.fold));
-      } else if (c.gaps.gapped()) {
+      if (c.gaps.gapped()) {
         store_gapped_outputs(policy, c, y, o, i0, sums, valid);
       } else {
         store_outputs(policy, y, q, sums, valid);

@@ -139,7 +139,10 @@ void launch_columns(const Columns<T>& c, const Launch& launch, Out* y, const at:
     const int64_t enough_rows = c.length / (int64_t{t.ty} * LaunchTuning::kColumnRowsPerSplitLane);
     const int64_t finish_loads =
         std::is_same_v<C, RoundedSum> ? kRoundedColumnMaxFinishLoads : kColumnMaxFinishLoads;
-    const int64_t cheap_finish = finish_loads * t.ty / kVec;
+    // (Folded rows: the splits leave `fold` sums each, not a tile's.)
+    const int64_t cheap_finish = kLoad == ColumnLoad::kFolded
+                                     ? finish_loads * kColumnThreads / c.fold
+                                     : finish_loads * t.ty / kVec;
     t.splits = std::clamp<int64_t>(std::min({fill, enough_rows, cheap_finish}), 1,
                                    max_split_blocks() / t.tiles);
   }
@@ -147,7 +150,8 @@ void launch_columns(const Columns<T>& c, const Launch& launch, Out* y, const at:
   t.splits = ceil_div(c.length, t.rows_per_split);
   // Tiles at once: auto only (exact's policies hold more registers a column), and only
   // the elements the launch model takes them for (no kernels compiled for the rest).
-  constexpr bool kAtOnce = !P::kExact && sizeof(T) == LaunchTuning::kColumnAtOnceBytes;
+  constexpr bool kAtOnce =
+      !P::kExact && sizeof(T) == LaunchTuning::kColumnAtOnceBytes && kLoad != ColumnLoad::kFolded;
   const int64_t at_once = !kAtOnce || t.splits > 1 ? 1 : launch.tiles_at_once;
   TORCH_INTERNAL_ASSERT(
       at_once == 1 || (t.ty == 1 && t.flat && c.fold == 1 && (at_once == 2 || at_once == 4) &&
@@ -300,8 +304,9 @@ void run_pass(const T* x, const ReductionPass& pass, Out* y, const at::Tensor& l
                    pass.inner_stride,
                    GapMask(pass.period, pass.width),
                    pass.kept_inner()};
-      // Folded rows (one outer slice, rows one after another): a stream of kVec-element
-      // rows, the last one partial where the elements are not a whole number of them.
+      // Folded rows (a dense block of outputs, rows one after another): one outer slice
+      // of fold_vectors vectors, the last row partial where the elements are not a whole
+      // number of them.
       // A gapped span whose last vector is partial, read whole where the storage goes on
       // (the span of x[..., ::2] ends one element short of a vector, and every warp that
       // held a partial column ran its rows twice, by vectors and by elements: float32 89 x
@@ -311,14 +316,19 @@ void run_pass(const T* x, const ReductionPass& pass, Out* y, const at::Tensor& l
         if (pass.gapped() && padded - pass.inner <= pass.slack) c.inner = padded;
       };
       auto fold_into = [&](int64_t vec) {
-        if (launch.fold == 1) return;
-        TORCH_INTERNAL_ASSERT(vec % launch.fold == 0 && pass.outer_size == 1,
+        if (launch.load != ColumnLoad::kFolded) return;
+        const int64_t row = launch.fold_vectors * vec;  // elements of a folded row
+        TORCH_INTERNAL_ASSERT(launch.fold == pass.outer_size * pass.inner &&
+                                  pass.reduced_stride == launch.fold && row % launch.fold == 0 &&
+                                  int64_t{launch.tx} >= launch.fold_vectors && !launch.flat,
                               "warpreduce: ", launch.describe(), " in vectors of ", vec);
-        const int64_t elements = pass.length * pass.inner;
+        const int64_t elements = pass.length * launch.fold;
+        c.outer = OuterDims{};
+        c.outer_size = 1;
         c.fold = launch.fold;
-        c.inner = c.kept_inner = c.reduced_stride = vec;
-        c.length = ceil_div(elements, vec);
-        c.last_row_elements = static_cast<int>(elements % vec);
+        c.inner = c.kept_inner = c.reduced_stride = row;
+        c.length = ceil_div(elements, row);
+        c.last_row_elements = static_cast<int>(elements % row);
       };
       if constexpr (sizeof(T) <= LaunchTuning::kColumnPairBytes) {
         // 4-byte words: pairs of 2-byte elements (rows aligned to 4 only), four 1-byte ones.
@@ -341,6 +351,10 @@ void run_pass(const T* x, const ReductionPass& pass, Out* y, const at::Tensor& l
         if constexpr (sizeof(T) >= LaunchTuning::kColumnElementsMinBytes) {
           if (launch.load == ColumnLoad::kElements)
             return launch_columns<T, Out, kVec, ColumnLoad::kElements>(c, launch, y, like, policy);
+        }
+        if constexpr (sizeof(T) >= LaunchTuning::kColumnFoldMinBytes) {
+          if (launch.load == ColumnLoad::kFolded)
+            return launch_columns<T, Out, kVec, ColumnLoad::kFolded>(c, launch, y, like, policy);
         }
         TORCH_INTERNAL_ASSERT(launch.load == ColumnLoad::kVectors,
                               "warpreduce: ", launch.describe(), " of ", sizeof(T),
