@@ -299,7 +299,6 @@ Launch columns_launch(const ReductionPass& pass, const ElementShape& element,
     Launch launch;
     launch.kind = LaunchKind::kColumns;
     launch.vector = lanes;
-    launch.load = ColumnLoad::kFolded;
     launch.fold = kept;
     // The multiple of block_vectors that leaves the fewest of its power of two of lanes
     // idle (3 vectors: 15 of 16 lanes), the fewest vectors among equals.
@@ -308,6 +307,9 @@ Launch columns_launch(const ReductionPass& pass, const ElementShape& element,
       if (v * pow2_ceil(best) > best * pow2_ceil(v)) best = v;
     }
     launch.fold_vectors = best;
+    // A block that divides a vector (fold_vectors 1) folds within each lane, in the
+    // general kernel; wider folded rows take a kernel of their own (columns.cuh).
+    launch.load = best > 1 ? ColumnLoad::kFolded : ColumnLoad::kVectors;
     launch.tx = static_cast<unsigned>(pow2_ceil(launch.fold_vectors));
     launch.ty = static_cast<unsigned>(Tuning::kColumnThreads / launch.tx);
     return launch;

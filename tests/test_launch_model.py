@@ -555,6 +555,8 @@ FOLDED_CASES = [
     (torch.float32, (20011, 8, 6), "transposed", [0], (48, 12)),
     (torch.bfloat16, (5, 30011, 4), "permuted", [1], (20, 15)),
     (torch.float32, (5, 30011, 4), "permuted", [1], (20, 15)),
+    (torch.float32, (2, 30011, 2), "permuted", [1], (4, 1)),  # 2 x 2: a vector
+    (torch.bfloat16, (2, 30011, 2), "permuted", [1], (4, 1)),
     (torch.int8, (65537, 8), "contiguous", [0], None),  # 1-byte elements: not folded
     (torch.int8, (65537, 2), "contiguous", [0], None),
     (torch.bfloat16, (65537, 8), "contiguous", [0], None),  # whole vectors already

@@ -296,6 +296,25 @@ __device__ __forceinline__ void store_gapped_outputs(const P& policy, const Colu
   }
 }
 
+// A folded lane's kVec sums (Columns::fold that divides kVec, one vector a folded row:
+// the general kernel): lane j of every vector holds output j % fold, so halves are added
+// until the first `fold` hold the outputs (both powers of two; a fixed order, as every
+// sum here). (Wider folded rows take ColumnLoad::kFolded, store_folded below. Giving
+// these to it too, with this branch and the general kernel's partial row dropped, changed
+// ptxas's schedule of the general kernel: three float32 named shapes lost 4-8% on an
+// H200, 32 x 256 x 56 x 56 over dim 1 3646 -> 3361 GB/s, one machine, 2026-11-28; as it
+// is, the general kernels compile to the same cubin as before folded rows widened.)
+template <typename C, int kVec>
+__device__ __forceinline__ void fold_sums(C (&sums)[kVec], int64_t fold) {
+#pragma unroll
+  for (int half = kVec / 2; half >= 1; half /= 2) {
+    if (half >= fold) {
+#pragma unroll
+      for (int j = 0; j < half; ++j) sums[j] += sums[j + half];
+    }
+  }
+}
+
 // Folded rows (Columns::fold; one tile, gridDim.y splits), the block's sums stored, by
 // every thread of the block. Lane tx_index of the first ty row (a holder) has the sums of
 // positions tx_index * kVec + j of the folded rows; the block's sum of output q is that
@@ -562,7 +581,7 @@ __global__ void __launch_bounds__(kColumnThreads, (kColumnMinBlocks<P, kVec>))
       using Load = Loaded<T, kVec>;
       const int64_t step = ty, first = r_begin + ty_index;
       // Folded rows whose last vector is partial: that row by elements, after the rest.
-      const bool partial_last = kFolded && c.last_row_elements != 0 && r_end == c.length;
+      const bool partial_last = c.last_row_elements != 0 && r_end == c.length;
       const int64_t r_whole = partial_last ? r_end - 1 : r_end;
       // kUnroll rows in flight; the last round predicated rather than a row at a time.
       auto sum_rows = [&](auto load) {
@@ -598,11 +617,16 @@ __global__ void __launch_bounds__(kColumnThreads, (kColumnMinBlocks<P, kVec>))
         } else {
           sum_rows([](const T* p) { return Load::load(p); });
         }
-        // (The lanes' shares of that row: a whole vector, part of one, or nothing.)
-        const int64_t last_valid = min(int64_t{kVec}, c.last_row_elements - i0);
-        if (partial_last && last_valid > 0 && r_whole >= first && (r_whole - first) % step == 0) {
-          Load::load_elements(base + r_whole * c.reduced_stride, static_cast<int>(last_valid))
-              .add_to(acc);
+        if constexpr (kFolded) {
+          // The lanes' shares of that row: a whole vector, part of one, or nothing.
+          const int64_t last_valid = min(int64_t{kVec}, c.last_row_elements - i0);
+          if (partial_last && last_valid > 0 && r_whole >= first && (r_whole - first) % step == 0) {
+            Load::load_elements(base + r_whole * c.reduced_stride, static_cast<int>(last_valid))
+                .add_to(acc);
+          }
+        } else if (partial_last && r_whole >= first && (r_whole - first) % step == 0) {
+          // (tx == 1: the row is the lane's one vector.)
+          Load::load_elements(base + r_whole * c.reduced_stride, c.last_row_elements).add_to(acc);
         }
       }
     }
@@ -617,7 +641,10 @@ __global__ void __launch_bounds__(kColumnThreads, (kColumnMinBlocks<P, kVec>))
     }
     const int64_t q = o * c.inner + i0;  // the first output of the thread's column
     auto store = [&] {
-      if (c.gaps.gapped()) {
+      if (c.fold > 1) {
+        fold_sums(sums, c.fold);
+        store_outputs(policy, y, o * c.fold, sums, static_cast<int>(c.fold));
+      } else if (c.gaps.gapped()) {
         store_gapped_outputs(policy, c, y, o, i0, sums, valid);
       } else {
         store_outputs(policy, y, q, sums, valid);

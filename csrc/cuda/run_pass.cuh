@@ -316,7 +316,7 @@ void run_pass(const T* x, const ReductionPass& pass, Out* y, const at::Tensor& l
         if (pass.gapped() && padded - pass.inner <= pass.slack) c.inner = padded;
       };
       auto fold_into = [&](int64_t vec) {
-        if (launch.load != ColumnLoad::kFolded) return;
+        if (launch.fold == 1) return;
         const int64_t row = launch.fold_vectors * vec;  // elements of a folded row
         TORCH_INTERNAL_ASSERT(launch.fold == pass.outer_size * pass.inner &&
                                   pass.reduced_stride == launch.fold && row % launch.fold == 0 &&
