@@ -282,8 +282,9 @@ Launch columns_launch(const ReductionPass& pass, const ElementShape& element,
   // 199): 0.93-2.42x, geomean 1.20; bfloat16 5 x 5820113 x 4 permuted over dim 1 (a 4 x 5
   // block) 1559 -> 3768 GB/s, float32 1214185 x 6 x 8 transposed over dim 0 2139 -> 3714,
   // float16 450168 x 25 x 4 permuted 1666 -> 2994, float16 3 x 1155011 x 5 permuted 1376
-  // -> 2072; the least, blocks of 2 (folded before too) 0.93-0.99x. (Split, each block
-  // leaves its block's sums, not its folded row's: columns.cuh, store_folded.)
+  // -> 2072; the least, blocks of 2, 0.93-0.96x in the new kernel (they fold in the
+  // general one, as before: columns.cuh, fold_sums). (Split, each block leaves its
+  // block's sums, not its folded row's: columns.cuh, store_folded.)
   // Whole aligned vectors of one outer slice are such a stream already (columns below).
   // WARPREDUCE_NO_FOLDED_COLUMNS=1 leaves them out: a knob for measuring (benchmarks).
   static const bool no_folded = knob_is_set("WARPREDUCE_NO_FOLDED_COLUMNS");
