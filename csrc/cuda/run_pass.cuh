@@ -174,7 +174,9 @@ void launch_columns(const Columns<T>& c, const Launch& launch, Out* y, const at:
   } else {
     // The partials in the stream's scratch where they fit (an allocation less a call:
     // 3-5 us of host time on the H100 machine, torch.profiler), else their own memory.
-    const int64_t partial_bytes = t.tiles * t.splits * t.tx * kVec * int64_t{sizeof(C)};
+    // A tile's split leaves its tx x kVec sums; of folded rows, the block's `fold` sums.
+    const int64_t split_sums = kLoad == ColumnLoad::kFolded ? c.fold : int64_t{t.tx} * kVec;
+    const int64_t partial_bytes = t.tiles * t.splits * split_sums * int64_t{sizeof(C)};
     const SplitScratch scratch = split_scratch(like);
     at::Tensor memory;
     void* partials = scratch.partials;
