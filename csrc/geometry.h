@@ -123,6 +123,11 @@ struct ReductionPass {
   // pass of a CUDA auto sum that writes a permuted layout's result in place: x.sum(1) of
   // x = t.permute(2, 1, 0)), so that columns can store along the outer dim.
   bool outer_outputs_adjacent = false;
+  // Outputs that the result holds side by side lie this many outputs apart in the pass's
+  // order (plan.cpp sets it on the last pass of a CUDA auto sum that writes a permuted
+  // layout's result in place; 1: side by side, or not set), so that columns can store
+  // across (Launch::store_across).
+  int64_t result_apart = 1;
 
   bool is_rows() const { return inner == 1; }
   bool gapped() const { return period > 1; }

@@ -374,6 +374,17 @@ Launch columns_launch(const ReductionPass& pass, const ElementShape& element,
     static const bool no_outer_first = knob_is_set("WARPREDUCE_NO_OUTER_FIRST");
     launch.outer_first = !no_outer_first && pass.outer_outputs_adjacent && pass.outer_size > 1;
     launch.outer_span = static_cast<unsigned>(std::min<int64_t>(32, pow2_ceil(pass.outer_size)));
+    // Otherwise, where the result holds side by side outputs result_apart apart in the
+    // pass's order, a lane's adjacent outputs lie result rows apart: the tile's outputs are
+    // staged and stored in result order (columns.cuh, store_across). (Where the kept
+    // dims below the result's innermost are narrow, the plan merges them for this:
+    // plan.cpp.) WARPREDUCE_NO_STORE_ACROSS=1 leaves it out: a knob for measuring.
+    static const bool no_store_across = knob_is_set("WARPREDUCE_NO_STORE_ACROSS");
+    const int64_t tile_outputs = int64_t{launch.tx} * launch.vector;
+    launch.store_across =
+        !no_store_across && !launch.outer_first && !pass.gapped() && pass.result_apart > 1 &&
+        element.out_bytes > 0 && pass.result_apart * Tuning::kStoreAcrossMinRuns <= tile_outputs &&
+        Tuning::kColumnThreads * launch.vector * element.out_bytes <= Tuning::kStoreAcrossBytes;
     // A short reduced dim gives a lane of one tile few loads in flight (2 rows of 16-byte
     // vectors: 32 bytes): for 2-byte elements a block takes tiles_at_once tiles and each
     // lane loads the rows of all its columns before it adds any, up to the rows a lane
@@ -390,11 +401,11 @@ Launch columns_launch(const ReductionPass& pass, const ElementShape& element,
     static const bool one_tile = knob_is_set("WARPREDUCE_ONE_TILE_AT_ONCE");
     const int64_t rows_in_flight = column_rows_in_flight(launch.vector, bytes, launch.load);
     const int64_t tiles = ceil_div(pass.outer_size * columns, launch.tx);
-    while (!one_tile && bytes == Tuning::kColumnAtOnceBytes && launch.ty == 1 &&
-           !launch.outer_first && launch.tiles_at_once * 2 <= Tuning::kColumnMaxTilesAtOnce &&
-           launch.tiles_at_once * 2 * pass.length <= rows_in_flight &&
-           tiles >=
-               launch.tiles_at_once * 2 * Tuning::kColumnAtOnceMinRounds * resident / threads) {
+    while (
+        !one_tile && bytes == Tuning::kColumnAtOnceBytes && launch.ty == 1 && !launch.outer_first &&
+        !launch.store_across && launch.tiles_at_once * 2 <= Tuning::kColumnMaxTilesAtOnce &&
+        launch.tiles_at_once * 2 * pass.length <= rows_in_flight &&
+        tiles >= launch.tiles_at_once * 2 * Tuning::kColumnAtOnceMinRounds * resident / threads) {
       launch.tiles_at_once *= 2;
     }
   }
@@ -447,6 +458,7 @@ std::string Launch::describe() const {
       if (fold > 1) s << " fold=" << fold;
       if (fold_vectors > 1) s << " fold_vectors=" << fold_vectors;
       if (tiles_at_once > 1) s << " tiles_at_once=" << tiles_at_once;
+      if (store_across) s << " store_across";
       break;
   }
   return s.str();

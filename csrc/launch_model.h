@@ -59,6 +59,7 @@ struct DeviceShape {
 struct ElementShape {
   int64_t bytes = 4;           // sizeof(T); vectors are 16 bytes, 16 / bytes elements
   uintptr_t data_address = 0;  // the pass's first element
+  int64_t out_bytes = 0;        // sizeof(Out), the outputs' (0: not known)
   bool vectors() const { return bytes <= 16 && 16 % bytes == 0; }
   int64_t lanes() const { return vectors() ? 16 / bytes : 1; }
 };
@@ -122,6 +123,11 @@ struct Launch {
   // rows of that many columns in flight where a short reduced dim alone leaves it few
   // (columns.cuh, columns_at_once).
   int64_t tiles_at_once = 1;
+  // Flat columns whose result holds side by side outputs pass.result_apart apart (a
+  // permuted input's result, its innermost dim above a few kept columns in memory): a
+  // tile's outputs are staged in shared memory and stored in result order, a warp 32
+  // side by side, rather than a lane's adjacent outputs result_apart rows apart.
+  bool store_across = false;
   // columns: where a block of a few outputs (one dense block of memory: the inner dim
   // and any outer dim right above it) sits under a long reduced dim whose rows follow one
   // another, those outputs: the rows run as one stream of whole vectors, cut into folded
@@ -246,6 +252,14 @@ struct LaunchTuning {
   static constexpr int64_t kColumnAtOnceMinRounds = 3;
   static constexpr int64_t kColumnAtOnceBytes = 2;
   static constexpr unsigned kColumnThreads = 512;
+  // A permuted result's innermost dim stays apart from the kept dims below it in memory
+  // (outer-first columns store along it) unless those hold fewer than this many bytes
+  // (plan.cpp has the measurement): then they merge, and the columns store across. A
+  // tile stores across where it holds at least kStoreAcrossMinRuns outputs of each
+  // result row it touches and its outputs fit kStoreAcrossBytes of shared memory.
+  static constexpr int64_t kApartMinBytes = 64;
+  static constexpr int64_t kStoreAcrossMinRuns = 8;
+  static constexpr int64_t kStoreAcrossBytes = 16384;
   // Rows shorter than this many vectors a lane go to a group per row only while the rows
   // keep a quarter of the GPU's threads busy; else several blocks a row.
   static constexpr int64_t kGroupedMaxVectorsPerLane = 64;

@@ -182,6 +182,22 @@ void mark_outer_outputs_adjacent(SumPlan& plan) {
   pass.outer_outputs_adjacent = d >= 0 && inner == pass.kept_inner() && order.strides[d] == 1;
 }
 
+// ReductionPass::result_apart for the last pass of a plan that writes its result in
+// place: the outputs below the result's innermost dim in output_order (its digit of
+// stride 1).
+void mark_result_apart(SumPlan& plan) {
+  ReductionPass& pass = plan.passes.back();
+  const OuterDims& order = plan.output_order;
+  int64_t apart = 1;
+  for (int d = order.ndim - 1; d >= 0; --d) {
+    if (order.strides[d] == 1) {
+      pass.result_apart = apart;
+      return;
+    }
+    apart *= order.sizes[d];
+  }
+}
+
 }  // namespace
 
 int64_t exact_digits_width(at::ScalarType dtype) {
@@ -417,10 +433,29 @@ SumPlan make_plan(const at::Tensor& self, at::OptionalIntArrayRef dim, bool keep
   // torch.sum): bool 8 x 201 x 150795 transposed over dim 0 8.7 -> 18.3 (1014 us merged,
   // torch.compile 973), bfloat16 2 x 2 x 323 x 19427 transposed over dim 0 0.87 -> 1.94,
   // int32 2 x 10702 x 198 transposed 1.30 -> 1.64.
+  // Not where the kept dims below it are narrow (under kApartMinBytes) and merge with it
+  // into a wide block (over kSlabMaxBytes, so that columns read it): outer-first lanes
+  // there load an element each, a few bytes apart (float16 2 x 5 x 3 x 171730 permuted
+  // over dims (2, 0), a 171730 x 5 block: 0.41x torch.sum, H200, seed 211). Merged, the
+  // block reads in vectors, and the columns store across (Launch::store_across).
+  // WARPREDUCE_NO_NARROW_MERGE=1 keeps such dims apart: a knob for measuring.
   int unmerged = -1;
   if (!plan.kept_in_order() && may_place_outputs(plan, cuda_auto)) {
     for (int k = 0; k < static_cast<int>(sizes.size()); ++k) {
       if (!((reduced_bits >> k) & 1)) unmerged = k;
+    }
+    static const bool no_narrow_merge = knob_is_set("WARPREDUCE_NO_NARROW_MERGE");
+    const auto at = std::find(order.begin(), order.end(), unmerged);
+    int64_t below = 1;  // the kept dims that merge with `unmerged` below it
+    for (auto d = at; d + 1 != order.end(); ++d) {
+      const int next = *(d + 1);
+      if (((reduced_bits >> next) & 1) || strides[*d] != sizes[next] * strides[next]) break;
+      below *= sizes[next];
+    }
+    const int64_t bytes = static_cast<int64_t>(x.element_size());
+    if (!no_narrow_merge && below > 1 && below * bytes < LaunchTuning::kApartMinBytes &&
+        below * sizes[unmerged] * bytes > LaunchTuning::kSlabMaxBytes) {
+      unmerged = -1;
     }
   }
   plan.layout = memory_layout(sizes, strides, order, reduced_bits, unmerged);
@@ -486,6 +521,7 @@ SumPlan make_plan(const at::Tensor& self, at::OptionalIntArrayRef dim, bool keep
   }
   place_outputs(plan, cuda_auto);
   mark_outer_outputs_adjacent(plan);
+  mark_result_apart(plan);
   return plan;
 }
 

@@ -99,7 +99,8 @@ pybind11::dict describe_plan(const at::Tensor& x, std::optional<std::vector<int6
     // The first pass reads the input in place; the rest read aligned scratch.
     const ElementShape element{
         pass_element_bytes(plan.input.scalar_type(), k),
-        k == 0 ? reinterpret_cast<uintptr_t>(plan.input.const_data_ptr()) : 0};
+        k == 0 ? reinterpret_cast<uintptr_t>(plan.input.const_data_ptr()) : 0,
+        k + 1 == plan.passes.size() ? static_cast<int64_t>(c10::elementSize(plan.out_dtype)) : 0};
     pybind11::list outer;
     for (int d = 0; d < p.outer.ndim; ++d)
       outer.append(pybind11::make_tuple(p.outer.sizes[d], p.outer.strides[d]));
@@ -114,6 +115,7 @@ pybind11::dict describe_plan(const at::Tensor& x, std::optional<std::vector<int6
     pass["gaps"] = pybind11::make_tuple(p.period, p.width);
     pass["slack"] = p.slack;
     pass["outer_outputs_adjacent"] = p.outer_outputs_adjacent;
+    pass["result_apart"] = p.result_apart;
     pass["packed_rows"] = p.packed_rows();
     pass["even_rows"] = p.even_rows();
     pass["launch"] = choose_launch(p, element, device).describe();

@@ -813,6 +813,83 @@ def test_outer_first_columns_sum_like_torch_sum(dtype, case):
         assert_sum_matches(wr.sum(y, [1]), y, [1])
 
 
+# A permuted result whose innermost dim lies above narrow kept dims (under 64 bytes) that
+# are one wide block with it (over 4 KiB): on CUDA auto they merge, the block is read in
+# vectors, and the columns store across (Launch::store_across: a tile's outputs staged,
+# then stored in result order). (dtype, shape, strides, dims, the pass's outer, inner,
+# length and result_apart.) The float32 case has a long reduced dim over few tiles: its
+# tiles are split over blocks, the last of which stores across.
+NARROW_MERGED_CASES = [
+    # float16 2 x 5 x 3 x 171730 permuted (2, 0, 3, 1) over dims (2, 0), smaller
+    (torch.float16, (2, 5, 3, 4099), (20495, 1, 40990, 5), [2, 0], [], 20495, 6, 5),
+    # float32 2 x 1067 x 2 x 5 x 1910 transposed over dims (1, 0), smaller
+    (torch.float32, (2, 67, 2, 5, 410), (274700, 4100, 2050, 1, 5), [1, 0], [], 4100, 134, 5),
+    # bfloat16 3 x 3 x 84 x 5 x 25 x 100 transposed over dim 3: outer dims too
+    (
+        torch.bfloat16,
+        (3, 7, 5, 25, 100),
+        (87500, 12500, 2500, 1, 25),
+        [2],
+        [(21, 12500)],
+        2500,
+        5,
+        25,
+    ),
+    # a long reduced dim, few outputs: N x 5 x 212 stored N x 212 x 5, over dim 0
+    (torch.float32, (3001, 5, 212), (1060, 1, 5), [0], [], 1060, 3001, 5),
+    (torch.int32, (6, 7, 1031), (7217, 1, 7), [0], [], 7217, 6, 7),
+]
+
+
+def narrow_merged_view(shape, strides, dtype, device, offset=0):
+    count = math.prod(shape) + offset
+    return random_tensor((count,), dtype, device, seed=11)[offset:].as_strided(shape, strides)
+
+
+@pytest.mark.parametrize("case", NARROW_MERGED_CASES, ids=str)
+def test_narrow_kept_dims_merge_and_store_across(case):
+    dtype, shape, strides, dims, outer, inner, length, apart = case
+    x = narrow_merged_view(shape, strides, dtype, "cpu")
+    (p,) = wr._C.plan(x, dims, as_cuda=True)["passes"]
+    assert (p["outer"], p["inner"], p["length"]) == (outer, inner, length), p
+    assert p["result_apart"] == apart and not p["outer_outputs_adjacent"], p
+    assert p["launch"].startswith("columns ") and p["launch"].endswith(" store_across"), p
+    # The CPU writes its result in order, then puts it in place.
+    assert wr._C.plan(x, dims)["passes"][0]["result_apart"] == 1
+
+
+def test_narrow_kept_dims_stay_apart_when_the_block_is_narrow_or_they_are_wide():
+    # 64 bytes below (16 floats): apart, outer-first
+    x = narrow_merged_view((64, 16, 300), (4800, 1, 16), torch.float32, "cpu")
+    (p,) = wr._C.plan(x, [0], as_cuda=True)["passes"]
+    assert (p["inner"], p["outer_outputs_adjacent"]) == (16, True), p
+    assert " outer_first" in p["launch"] and "store_across" not in p["launch"], p
+    # 15 floats below: merged
+    x = narrow_merged_view((64, 15, 300), (4500, 1, 15), torch.float32, "cpu")
+    (p,) = wr._C.plan(x, [0], as_cuda=True)["passes"]
+    assert (p["inner"], p["result_apart"]) == (4500, 15) and "store_across" in p["launch"], p
+    # a block of 4 KiB: apart (tiles of slabs, or outer-first columns, as before)
+    x = narrow_merged_view((64, 4, 256), (1024, 1, 4), torch.float32, "cpu")
+    (p,) = wr._C.plan(x, [0], as_cuda=True)["passes"]
+    assert (p["inner"], p["outer_outputs_adjacent"]) == (4, True), p
+
+
+@requires_cuda
+@pytest.mark.parametrize("dtype", DTYPES, ids=str)
+@pytest.mark.parametrize("case", NARROW_MERGED_CASES, ids=str)
+def test_narrow_merged_sums_like_torch_sum(dtype, case):
+    _, shape, strides, dims, *_ = case
+    for offset in (0, 1, 3):  # aligned, and rows read shifted or element by element
+        x = narrow_merged_view(shape, strides, dtype, "cuda", offset)
+        for keepdim in (False, True):
+            result = wr.sum(x, dims, keepdim=keepdim)
+            assert result.stride() == torch.sum(x, dims, keepdim=keepdim).stride()
+            assert_sum_matches(result, x, dims, keepdim=keepdim)
+        # with a kept dim expanded too (its sum copied out along it by the store)
+        y = x.narrow(-1, 0, 1).expand(x.shape)
+        assert_sum_matches(wr.sum(y, dims), y, dims)
+
+
 # 1-byte elements in rows aligned alike to 4 bytes: 4-byte words, four outputs a lane,
 # but for whole 16-byte vectors under short reduced dims; shifted vectors where the rows
 # are not aligned alike to 4 bytes.

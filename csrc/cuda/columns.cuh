@@ -50,6 +50,8 @@ struct Columns {
   // row the data's last last_row_elements elements (0: a whole row).
   int64_t fold = 1;
   int last_row_elements = 0;
+  // ReductionPass::result_apart (storing across: Launch::store_across).
+  int64_t result_apart = 1;
 };
 
 constexpr unsigned kColumnThreads = 512;
@@ -74,6 +76,9 @@ struct ColumnTiling {
   // Shifted vectors (rows not aligned alike): the data's first byte and one past its
   // last, which the aligned vectors around a lane's elements must not leave.
   uintptr_t begin, end;
+  // Storing across (store_across): divisors by the pass's result_apart and by the most
+  // outputs of one result row a tile holds.
+  FastDivmod apart, across_rows;
 };
 
 // Shared memory for sum_down_ty: 16 KiB, whatever the sum's type.
@@ -372,6 +377,42 @@ __device__ __forceinline__ void store_folded(const P& policy, const Columns<T>& 
   if (threadIdx.x == 0) tickets[0] = 0;  // for the next launch on this stream
 }
 
+// A flat tile's outputs stored across (Launch::store_across), by every thread of the
+// block: the result holds side by side the outputs tiling.apart apart in the pass's
+// order, so that a lane's kVec adjacent outputs would go to kVec result rows, a few bytes
+// to each of its warp's sectors. The tile's outputs (consecutive ones, from its first
+// lane's) are staged in shared memory as stored values; then thread e of the enumeration
+// stores the output of residue e / across_rows, the (e % across_rows)-th of that residue
+// from the tile's first: consecutive threads store side by side.
+template <typename P, typename Out, typename T, typename C, int kVec>
+__device__ __forceinline__ void store_across(const P& policy, const Columns<T>& c,
+                                             const ColumnTiling& tiling, Out* y, int64_t tile,
+                                             const C (&sums)[kVec], int64_t q, int valid,
+                                             bool holder, C* shared) {
+  Out* staged = reinterpret_cast<Out*>(shared);  // (launch_columns checks that they fit)
+  const int64_t total = c.outer_size * tiling.columns;
+  const int64_t first = tile * tiling.tx, last = min(first + int64_t{tiling.tx}, total) - 1;
+  const int64_t q0 = first / tiling.columns * c.inner + first % tiling.columns * kVec;
+  const int64_t q_end =
+      last / tiling.columns * c.inner + min(c.inner, (last % tiling.columns + 1) * kVec);
+  __syncthreads();  // sum_down_ty's reads of shared memory are done
+  if (holder) {
+#pragma unroll
+    for (int j = 0; j < kVec; ++j) {
+      if (j < valid) staged[q - q0 + j] = policy.template output<Out>(sums[j]);
+    }
+  }
+  __syncthreads();
+  const unsigned apart = tiling.apart.divisor, rows = tiling.across_rows.divisor;
+  const unsigned b0 = tiling.apart.div(static_cast<unsigned>(q0));  // (outputs < 2^31)
+  for (unsigned e = threadIdx.x; e < apart * rows; e += kColumnThreads) {
+    const unsigned a = tiling.across_rows.div(e);
+    const int64_t at = int64_t{b0 + (e - a * rows)} * apart + a;
+    if (at >= q0 && at < q_end) policy.order.put(y, at, staged[at - q0]);
+  }
+  __syncthreads();  // before the next tile's sums overwrite the staged outputs
+}
+
 // Two blocks an SM where the accumulators leave room (64 registers a thread); the wide
 // integer accumulators of 1- and 2-byte types, and exact sums, need more. Rounded exact
 // sums (RoundedColumns) of 16-byte vectors had spilled 510 bytes a thread at two blocks
@@ -547,7 +588,8 @@ __global__ void __launch_bounds__(kColumnThreads, (kColumnMinBlocks<P, kVec>))
 }
 
 // The kernel: a block a tile (a grid-stride loop past the grid; or columns_at_once).
-template <typename T, typename Out, int kVec, ColumnLoad kLoad, typename P>
+// kAcross: the tiles store across (store_across).
+template <typename T, typename Out, int kVec, ColumnLoad kLoad, typename P, bool kAcross = false>
 __global__ void __launch_bounds__(kColumnThreads, (kColumnMinBlocks<P, kVec>))
     columns(Columns<T> c, ColumnTiling tiling, Out* __restrict__ y,
             typename P::Sum* __restrict__ partials, unsigned* __restrict__ tickets, P policy) {
@@ -651,7 +693,11 @@ __global__ void __launch_bounds__(kColumnThreads, (kColumnMinBlocks<P, kVec>))
       }
     };
     if (tiling.splits == 1) {
-      if (ty_index == 0 && active) store();
+      if constexpr (kAcross) {
+        store_across(policy, c, tiling, y, tile, sums, q, valid, ty_index == 0 && active, shared);
+      } else {
+        if (ty_index == 0 && active) store();
+      }
       continue;
     }
 
@@ -676,7 +722,11 @@ __global__ void __launch_bounds__(kColumnThreads, (kColumnMinBlocks<P, kVec>))
         sums[j] += load_coherent(tile_partials + s * width + tx_index * kVec + j);
     }
     sum_down_ty(sums, shared, tx, ty);
-    if (ty_index == 0 && active) store();
+    if constexpr (kAcross) {
+      store_across(policy, c, tiling, y, tile, sums, q, valid, ty_index == 0 && active, shared);
+    } else {
+      if (ty_index == 0 && active) store();
+    }
     if (threadIdx.x == 0) tickets[tile] = 0;  // for the next launch on this stream
     return;
   }

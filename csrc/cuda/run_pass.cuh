@@ -84,11 +84,11 @@ inline int64_t column_tiles(int64_t outer_size, int64_t inner, int64_t vector,
                      : outer_size * ceil_div(columns, int64_t{launch.tx});
 }
 
-template <typename T, typename Out, int kVec, ColumnLoad kLoad, typename P>
-void launch_columns(const Columns<T>& c, const Launch& launch, Out* y, const at::Tensor& like,
-                    const P& policy) {
+template <typename T, typename Out, int kVec, ColumnLoad kLoad, bool kAcross, typename P>
+void launch_columns_kernel(const Columns<T>& c, const Launch& launch, Out* y,
+                           const at::Tensor& like, const P& policy) {
   using C = typename P::Sum;
-  constexpr auto kernel = columns<T, Out, kVec, kLoad, P>;
+  constexpr auto kernel = columns<T, Out, kVec, kLoad, P, kAcross>;
   const cudaStream_t stream = c10::cuda::getCurrentCUDAStream();
   ColumnTiling t;
   t.tx = launch.tx;
@@ -126,6 +126,19 @@ void launch_columns(const Columns<T>& c, const Launch& launch, Out* y, const at:
                   (last_row - 1) * c.inner_stride;
   t.begin = address_of(c.x);
   t.end = address_of(last + 1);
+  if constexpr (kAcross) {
+    // (The launch model's conditions, and the kernel's: flat tiles whose outputs, fewer
+    // than 2^31, fit the shared memory staged.)
+    TORCH_INTERNAL_ASSERT(
+        t.flat && !t.outer_first && c.gaps.period.divisor == 1 && c.fold == 1 &&
+            c.outer_size * c.inner < (int64_t{1} << 31) &&
+            int64_t{t.tx} * kVec * int64_t{sizeof(Out)} <= LaunchTuning::kStoreAcrossBytes &&
+            policy.order.ndim > 0,
+        "warpreduce: ", launch.describe());
+    t.apart = FastDivmod(static_cast<unsigned>(c.result_apart));
+    t.across_rows =
+        FastDivmod(static_cast<unsigned>((int64_t{t.tx} * kVec - 1) / c.result_apart + 2));
+  }
   // When the tiles fill less than half the GPU, a tile's rows split over blocks, while every
   // thread keeps kColumnRowsPerSplitLane rows and the finish stays cheap. Only then: a split
   // writes and reads splits x outputs partial sums, and splitting for more rounds of
@@ -150,8 +163,9 @@ void launch_columns(const Columns<T>& c, const Launch& launch, Out* y, const at:
   t.splits = ceil_div(c.length, t.rows_per_split);
   // Tiles at once: auto only (exact's policies hold more registers a column), and only
   // the elements the launch model takes them for (no kernels compiled for the rest).
-  constexpr bool kAtOnce =
-      !P::kExact && sizeof(T) == LaunchTuning::kColumnAtOnceBytes && kLoad != ColumnLoad::kFolded;
+  constexpr bool kAtOnce = !P::kExact && !kAcross &&
+                           sizeof(T) == LaunchTuning::kColumnAtOnceBytes &&
+                           kLoad != ColumnLoad::kFolded;
   const int64_t at_once = !kAtOnce || t.splits > 1 ? 1 : launch.tiles_at_once;
   TORCH_INTERNAL_ASSERT(
       at_once == 1 || (t.ty == 1 && t.flat && c.fold == 1 && (at_once == 2 || at_once == 4) &&
@@ -191,13 +205,32 @@ void launch_columns(const Columns<T>& c, const Launch& launch, Out* y, const at:
   C10_CUDA_KERNEL_LAUNCH_CHECK();
 }
 
+// launch_columns_kernel, storing across where the launch says so (Launch::store_across:
+// auto's last pass, whose tiles' outputs fit the shared memory staged; no other
+// instantiations, for build time: a pass that writes a float wider than it reads carries
+// sums to a later one).
+template <typename T, typename Out, int kVec, ColumnLoad kLoad, typename P>
+void launch_columns(const Columns<T>& c, const Launch& launch, Out* y, const at::Tensor& like,
+                    const P& policy) {
+  constexpr bool kMayBeLast = std::is_integral_v<Out> || sizeof(Out) <= sizeof(T);
+  if constexpr (!P::kExact && kMayBeLast && kLoad != ColumnLoad::kFolded &&
+                int64_t{kColumnThreads} * kVec * int64_t{sizeof(Out)} <=
+                    LaunchTuning::kStoreAcrossBytes) {
+    if (launch.store_across) {
+      return launch_columns_kernel<T, Out, kVec, kLoad, true>(c, launch, y, like, policy);
+    }
+  }
+  TORCH_INTERNAL_ASSERT(!launch.store_across, "warpreduce: ", launch.describe());
+  launch_columns_kernel<T, Out, kVec, kLoad, false>(c, launch, y, like, policy);
+}
+
 // One pass of the geometry: the launch model's choice, carried out.
 template <typename T, typename Out, typename P>
 void run_pass(const T* x, const ReductionPass& pass, Out* y, const at::Tensor& like,
               const P& policy) {
   const cudaStream_t stream = c10::cuda::getCurrentCUDAStream();
-  const Launch launch =
-      choose_launch(pass, ElementShape{int64_t{sizeof(T)}, address_of(x)}, device_shape());
+  const Launch launch = choose_launch(
+      pass, ElementShape{int64_t{sizeof(T)}, address_of(x), int64_t{sizeof(Out)}}, device_shape());
   // Gapped rows are long enough for a group of lanes or blocks a row (plan.cpp), the
   // kernels that read them; gapped inner dims take columns (the launch model).
   TORCH_INTERNAL_ASSERT(!pass.gapped() || launch.kind == LaunchKind::kRowsGrouped ||
@@ -306,6 +339,7 @@ void run_pass(const T* x, const ReductionPass& pass, Out* y, const at::Tensor& l
                    pass.inner_stride,
                    GapMask(pass.period, pass.width),
                    pass.kept_inner()};
+      c.result_apart = pass.result_apart;
       // Folded rows (a dense block of outputs, rows one after another): one outer slice
       // of fold_vectors vectors, the last row partial where the elements are not a whole
       // number of them.
