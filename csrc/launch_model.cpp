@@ -374,16 +374,24 @@ Launch columns_launch(const ReductionPass& pass, const ElementShape& element,
     static const bool no_outer_first = knob_is_set("WARPREDUCE_NO_OUTER_FIRST");
     launch.outer_first = !no_outer_first && pass.outer_outputs_adjacent && pass.outer_size > 1;
     launch.outer_span = static_cast<unsigned>(std::min<int64_t>(32, pow2_ceil(pass.outer_size)));
-    // Otherwise, where the result holds side by side outputs result_apart apart in the
-    // pass's order, a lane's adjacent outputs lie result rows apart: the tile's outputs are
-    // staged and stored in result order (columns.cuh, store_across). (Where the kept
-    // dims below the result's innermost are narrow, the plan merges them for this:
-    // plan.cpp.) WARPREDUCE_NO_STORE_ACROSS=1 leaves it out: a knob for measuring.
+    // Otherwise, where the result holds side by side outputs a few apart in the pass's
+    // order (the narrow kept dims that the plan merges below the result's innermost dim:
+    // plan.cpp), a lane's adjacent outputs lie in as many result rows, its warp's stores
+    // a few bytes to each sector: the tile's outputs are staged and stored in result
+    // order (columns.cuh, store_across). Against stores in the pass's order (the same
+    // merged plans, H200, 2026-11-28): float16 2 x 5 x 3 x 171730 permuted over dims (2,
+    // 0) 749 -> 788 GB/s, float32 2 x 1067 x 2 x 5 x 1910 transposed 3595 -> 3818,
+    // bfloat16 6 x 7 x 1862928 permuted 1425 -> 1583, 3 x 3 x 84 x 5 x 25 x 100
+    // transposed 490 -> 703. Outputs 23-58 apart, last passes of two, lost up to 6%
+    // (float32 20 x 23 x 173 x 87 permuted over dims (3, 0), 1547 -> 1486; bfloat16 4 x 7
+    // x 3 x 2 x 217 x 577 permuted, 1939 -> 1828): left out, as are wider ones.
+    // WARPREDUCE_NO_STORE_ACROSS=1 leaves it out: a knob for measuring.
     static const bool no_store_across = knob_is_set("WARPREDUCE_NO_STORE_ACROSS");
     const int64_t tile_outputs = int64_t{launch.tx} * launch.vector;
     launch.store_across =
         !no_store_across && !launch.outer_first && !pass.gapped() && pass.result_apart > 1 &&
-        element.out_bytes > 0 && pass.result_apart * Tuning::kStoreAcrossMinRuns <= tile_outputs &&
+        pass.result_apart * bytes < Tuning::kApartMinBytes && element.out_bytes > 0 &&
+        pass.result_apart * Tuning::kStoreAcrossMinRuns <= tile_outputs &&
         Tuning::kColumnThreads * launch.vector * element.out_bytes <= Tuning::kStoreAcrossBytes;
     // A short reduced dim gives a lane of one tile few loads in flight (2 rows of 16-byte
     // vectors: 32 bytes): for 2-byte elements a block takes tiles_at_once tiles and each
