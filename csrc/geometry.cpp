@@ -67,6 +67,16 @@ bool short_gap_above(const LayoutDim& above, const LayoutDim& bottom, int64_t ma
   return bottom.stride == 1 && above.stride > bottom.size && above.stride - bottom.size <= max_gap;
 }
 
+// Whether the rows of every dim but layout[first..last] start alike on a 16-byte vector
+// (Gaps::lanes elements), the data too.
+bool rows_aligned_but(const Layout& layout, int first, int last, const Gaps& gaps) {
+  if (!gaps.data_aligned || gaps.lanes <= 0) return false;
+  for (int e = 0; e < static_cast<int>(layout.size()); ++e) {
+    if ((e < first || e > last) && layout[e].stride % gaps.lanes != 0) return false;
+  }
+  return true;
+}
+
 BlockGaps gapped_block(const Layout& layout, int first, int last, const Gaps& gaps) {
   const int64_t max_gap = gaps.max_column_gap;
   if (max_gap <= 0 || first > last) return {};
@@ -79,14 +89,8 @@ BlockGaps gapped_block(const Layout& layout, int first, int last, const Gaps& ga
   // (bfloat16 8 x 1782929, x[..., ::2] over dim 0: 0.92x torch.sum tiled, 0.71x by
   // shifted vectors, H200; aligned, 7 x 106 x 6 x 13 x 1 x 320 over dim 3 went from 0.53x
   // to 0.76x by vectors).
-  auto rows_aligned = [&] {
-    if (!gaps.data_aligned || gaps.lanes <= 0) return false;
-    for (int e = 0; e < static_cast<int>(layout.size()); ++e) {
-      if ((e < first || e > last) && layout[e].stride % gaps.lanes != 0) return false;
-    }
-    return true;
-  };
-  if (bottom.stride > 1 && bottom.stride - 1 <= max_gap && rows_aligned()) {
+  if (bottom.stride > 1 && bottom.stride - 1 <= max_gap &&
+      rows_aligned_but(layout, first, last, gaps)) {
     g.period = bottom.stride;
     count = bottom.size;
     d = last - 1;
@@ -107,6 +111,22 @@ BlockGaps gapped_block(const Layout& layout, int first, int last, const Gaps& ga
   if (span >= (int64_t{1} << 31) || span < gaps.min_column_span) return {};
   g.span = span;
   return g;
+}
+
+// The padded inner dim under reduced dim `reduced` (Gaps): the span, whole vectors; 0
+// where there is none.
+BlockGaps padded_block(const Layout& layout, int reduced, const Gaps& gaps) {
+  const int last = static_cast<int>(layout.size()) - 1;
+  const LayoutDim& bottom = layout[last];
+  const int64_t lanes = gaps.lanes;
+  if (bottom.size > gaps.max_padded_width || lanes <= 1 || reduced != last - 1 ||
+      bottom.stride != 1 || bottom.size % lanes == 0 ||
+      !rows_aligned_but(layout, last, last, gaps)) {
+    return {};
+  }
+  const int64_t span = (bottom.size + lanes - 1) / lanes * lanes;
+  if (span > layout[reduced].stride || span - bottom.size > gaps.slack) return {};
+  return {span, span, bottom.size};
 }
 
 // Whether layout[first..last] is one dim in memory.
@@ -206,6 +226,7 @@ bool plan_pass(const Layout& layout, PassPlan* plan, const Gaps& gaps) {
         break;
       }
     }
+    if (block.span == 0 && slab > gaps.min_column_slab) block = padded_block(layout, reduced, gaps);
   }
   const bool columns = inner <= last;
 

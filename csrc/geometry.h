@@ -170,6 +170,12 @@ struct PassPlan {
 //   of 8), as one span of adjacent columns, when an output's elements span more than
 //   min_column_slab elements (shorter slabs go to tiles of whole slabs) and the span is
 //   at least min_column_span elements (wide enough for vectors).
+// - Padded inner dims (columns): the innermost dim alone, kept and contiguous, under the
+//   reduced dim, not a whole number of vectors, where each row leaves a gap after it
+//   (x[..., :85] of rows of 88): read as whole vectors of the padded span, the padding
+//   from the gap (and past the last row, from the storage's `slack`), under slabs as
+//   long as gapped inner dims', up to max_padded_width elements wide (wider rows' partial
+//   vectors are rare). Rows aligned alike, as for a strided innermost dim.
 struct Gaps {
   int64_t max_row_gap = 0;  // elements; 0: no gapped rows
   int64_t min_row_span = 0;
@@ -181,6 +187,8 @@ struct Gaps {
   // (data_aligned), every other dim's stride a multiple of lanes.
   int64_t lanes = 0;
   bool data_aligned = false;
+  int64_t max_padded_width = 0;  // elements; 0: no padded inner dims
+  int64_t slack = 0;  // elements of storage past the data's last one
 };
 
 // The first pass of a sum of `layout`: over its innermost reduced dim, except where the

@@ -466,6 +466,17 @@ SumPlan make_plan(const at::Tensor& self, at::OptionalIntArrayRef dim, bool keep
   // (benchmarks), read once.
   static const bool no_gapped_rows = knob_is_set("WARPREDUCE_NO_GAPPED_ROWS");
   static const bool no_gapped_columns = knob_is_set("WARPREDUCE_NO_GAPPED_COLUMNS");
+  static const bool no_padded_columns = knob_is_set("WARPREDUCE_NO_PADDED_COLUMNS");
+  // The storage past the view's last element (a strided last dim x[..., ::2] of a tensor
+  // ends one element before its storage does), which a gapped or padded first pass (CUDA
+  // auto only) and, on the CPU, a stepped one (cpu/sum_kernels.h, stepped_columns) may
+  // read.
+  auto storage_slack = [&] {
+    int64_t last = x.storage_offset();
+    for (int64_t d = 0; d < ndim; ++d) last += (x.size(d) - 1) * x.stride(d);
+    const int64_t stored = static_cast<int64_t>(x.storage().nbytes()) / x.element_size();
+    return std::max<int64_t>(0, stored - last - 1);
+  };
   Gaps gaps;
   if (cuda_auto) {
     const int64_t bytes = static_cast<int64_t>(x.element_size());
@@ -479,6 +490,13 @@ SumPlan make_plan(const at::Tensor& self, at::OptionalIntArrayRef dim, bool keep
       gaps.min_column_span = LaunchTuning::kColumnMinUnalignedVectors * 16 / bytes;
       gaps.lanes = 16 % bytes == 0 ? 16 / bytes : 0;
       gaps.data_aligned = reinterpret_cast<uintptr_t>(x.const_data_ptr()) % 16 == 0;
+      // x[..., :85] of rows of 88, over a dim above: 2-byte pairs (bfloat16 256 x 6 x 382
+      // x 85 of a sliced tensor, over dim 2, 0.47x torch.sum on an H200, seed 229). Rows
+      // whose partial vectors are rare (LaunchTuning) keep their vector stores.
+      if (!no_padded_columns) {
+        gaps.max_padded_width = LaunchTuning::kColumnRarePartialVectors * 16 / bytes - 1;
+      }
+      gaps.slack = storage_slack();
     }
   }
   bool planned = plan_passes(plan.layout, &plan.passes, gaps);
@@ -507,17 +525,7 @@ SumPlan make_plan(const at::Tensor& self, at::OptionalIntArrayRef dim, bool keep
   }
   if (fold_expanded) plan.passes.back().repeat = repeat;
   if (!plan.copied && (plan.passes[0].gapped() || plan.passes[0].inner_stride > 1)) {
-    // The storage past the view's last element (a strided last dim x[..., ::2] of a
-    // tensor ends one element before its storage does), for the first passes that read
-    // past it: a gapped one (CUDA auto only) and, on the CPU, a stepped one
-    // (cpu/sum_kernels.h, stepped_columns).
-    int64_t last = plan.input.storage_offset();
-    for (int64_t d = 0; d < plan.input.dim(); ++d) {
-      last += (plan.input.size(d) - 1) * plan.input.stride(d);
-    }
-    const int64_t stored =
-        static_cast<int64_t>(plan.input.storage().nbytes()) / plan.input.element_size();
-    plan.passes[0].slack = std::max<int64_t>(0, stored - last - 1);
+    plan.passes[0].slack = storage_slack();
   }
   place_outputs(plan, cuda_auto);
   mark_outer_outputs_adjacent(plan);

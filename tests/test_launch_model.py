@@ -448,6 +448,18 @@ GAPPED_COLUMN_CASES = [
     # ... whose bottom dim is a short reduced one: its rows summed after, a lane a row
     (torch.float32, (512, 6, 64, 5), 3, 1, [0, 3], ["columns", "rows_short"], (8, 5)),
     (torch.bfloat16, (512, 6, 64, 5), 3, 1, [0, 3], ["columns", "rows_short"], (8, 5)),
+    # padded inner dims: the innermost dim alone under the reduced dim, rows a gap apart
+    # that holds its last vector's rest (x[..., :85] of rows of 88), read padded to whole
+    # vectors, in rows aligned alike, where the storage holds the last row's padding
+    (torch.bfloat16, (300, 85), 3, 1, [0], ["columns"], (88, 85)),
+    (torch.float32, (300, 85), 3, 1, [0], ["columns"], (88, 85)),
+    (torch.float32, (300, 85), 7, 1, [0], ["columns"], (88, 85)),
+    (torch.float64, (500, 3), 1, 1, [0], ["columns"], (4, 3)),
+    (torch.int8, (300, 85), 11, 1, [0], ["columns"], (96, 85)),
+    (torch.bfloat16, (3, 9719, 5), 3, 1, [1], ["columns"], (8, 5)),
+    (torch.bfloat16, (3, 4, 382, 85), 3, 1, [2], ["columns"], (88, 85)),
+    (torch.bfloat16, (300, 85), 2, 1, [0], ["columns"], (1, 1)),  # rows not aligned alike
+    (torch.float32, (8, 85), 3, 1, [0], ["columns"], (1, 1)),  # slabs too short to pad
 ]
 
 
