@@ -35,10 +35,13 @@
 //                 a strided last dim, read as one span, the gaps' sums left unstored;
 //                 and folded ones: a dense block of a few outputs under a long
 //                 reduced dim, rows one after another, read as one stream of whole
-//                 vectors. Where the result holds consecutive outer indices side by
-//                 side (a permuted input's), a warp takes 32 of them in one column
-//                 ("outer-first"), or, of a shorter outer extent, all of them in each
-//                 of several columns.
+//                 vectors; and padded ones (a narrow innermost dim in rows a gap
+//                 apart, read as whole vectors). Where the result holds consecutive
+//                 outer indices side by side (a permuted input's), a warp takes 32 of
+//                 them in one column ("outer-first"), or, of a shorter outer extent,
+//                 all of them in each of several columns; where it holds side by side
+//                 outputs a few apart, flat tiles stage theirs in shared memory and
+//                 store them in result order ("store across").
 #pragma once
 
 #include <cstdint>

@@ -435,9 +435,13 @@ SumPlan make_plan(const at::Tensor& self, at::OptionalIntArrayRef dim, bool keep
   // int32 2 x 10702 x 198 transposed 1.30 -> 1.64.
   // Not where the kept dims below it are narrow (under kApartMinBytes) and merge with it
   // into a wide block (over kSlabMaxBytes, so that columns read it): outer-first lanes
-  // there load an element each, a few bytes apart (float16 2 x 5 x 3 x 171730 permuted
-  // over dims (2, 0), a 171730 x 5 block: 0.41x torch.sum, H200, seed 211). Merged, the
-  // block reads in vectors, and the columns store across (Launch::store_across).
+  // there load an element each, a few bytes apart. Merged, the block reads in vectors,
+  // and the columns store across (Launch::store_across). On an H200 (2026-11-28, seeds
+  // 211 and 223, x torch.sum): float16 2 x 5 x 3 x 171730 permuted over dims (2, 0), a
+  // 171730 x 5 block, 0.38 -> 0.95; float32 2 x 1067 x 2 x 5 x 1910 transposed 0.72 ->
+  // 2.61; bfloat16 6 x 7 x 1862928 permuted 0.66 -> 2.64; 3 x 3 x 84 x 5 x 25 x 100
+  // transposed (25 below) 0.30 -> 0.80. (Dims of 26-63 bytes below were not measured;
+  // the shapes kept apart for outer-first columns had 191 bytes and more.)
   // WARPREDUCE_NO_NARROW_MERGE=1 keeps such dims apart: a knob for measuring.
   int unmerged = -1;
   if (!plan.kept_in_order() && may_place_outputs(plan, cuda_auto)) {
@@ -490,9 +494,13 @@ SumPlan make_plan(const at::Tensor& self, at::OptionalIntArrayRef dim, bool keep
       gaps.min_column_span = LaunchTuning::kColumnMinUnalignedVectors * 16 / bytes;
       gaps.lanes = 16 % bytes == 0 ? 16 / bytes : 0;
       gaps.data_aligned = reinterpret_cast<uintptr_t>(x.const_data_ptr()) % 16 == 0;
-      // x[..., :85] of rows of 88, over a dim above: 2-byte pairs (bfloat16 256 x 6 x 382
-      // x 85 of a sliced tensor, over dim 2, 0.47x torch.sum on an H200, seed 229). Rows
-      // whose partial vectors are rare (LaunchTuning) keep their vector stores.
+      // Padded inner dims (geometry.h), x[..., :85] of rows of 88 over a dim above, had
+      // read 2-byte pairs or an element a lane. On an H200 (2026-11-28, A/B by
+      // WARPREDUCE_NO_PADDED_COLUMNS=1): bfloat16 256 x 6 x 382 x 85 sliced over dim 2
+      // 962 -> 3168 GB/s (0.47 -> 1.52x torch.sum), 706 x 9719 x 5 over dim 1 795 -> 1745,
+      // float32 267 x 2 x 11 x 63 x 45 sliced 2071 -> 2248; rows of 8 floats, 5 or 7 of
+      // them, 0.99-1.02x. Rows whose partial vectors are rare (LaunchTuning) keep their
+      // vector stores.
       if (!no_padded_columns) {
         gaps.max_padded_width = LaunchTuning::kColumnRarePartialVectors * 16 / bytes - 1;
       }
