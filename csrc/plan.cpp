@@ -168,30 +168,18 @@ void place_outputs(SumPlan& plan, bool cuda_auto) {
   }
 }
 
-// ReductionPass::outer_outputs_adjacent for the last pass of a plan that writes its result
-// in place: the result dims of the pass's inner outputs (the innermost digits of
-// output_order, kept_inner outputs in all) are followed by one of stride 1, the outer
-// index's innermost digit.
-void mark_outer_outputs_adjacent(SumPlan& plan) {
-  ReductionPass& pass = plan.passes.back();
-  const OuterDims& order = plan.output_order;
-  if (order.ndim == 0 || pass.is_rows()) return;
-  int64_t inner = 1;
-  int d = order.ndim - 1;
-  while (d >= 0 && inner < pass.kept_inner()) inner *= order.sizes[d--];
-  pass.outer_outputs_adjacent = d >= 0 && inner == pass.kept_inner() && order.strides[d] == 1;
-}
-
-// ReductionPass::result_apart for the last pass of a plan that writes its result in
-// place: the outputs below the result's innermost dim in output_order (its digit of
-// stride 1).
-void mark_result_apart(SumPlan& plan) {
+// ReductionPass::result_apart and outer_outputs_adjacent for the last pass of a plan that
+// writes its result in place, from the result's innermost dim in output_order (its digit
+// of stride 1): the outputs below it, and whether they are the pass's inner outputs (the
+// outer index's innermost digit is the result's innermost dim).
+void mark_result_order(SumPlan& plan) {
   ReductionPass& pass = plan.passes.back();
   const OuterDims& order = plan.output_order;
   int64_t apart = 1;
   for (int d = order.ndim - 1; d >= 0; --d) {
     if (order.strides[d] == 1) {
       pass.result_apart = apart;
+      pass.outer_outputs_adjacent = !pass.is_rows() && apart == pass.kept_inner();
       return;
     }
     apart *= order.sizes[d];
@@ -443,6 +431,7 @@ SumPlan make_plan(const at::Tensor& self, at::OptionalIntArrayRef dim, bool keep
   // transposed (25 below) 0.30 -> 0.80. (Dims of 26-63 bytes below were not measured;
   // the shapes kept apart for outer-first columns had 191 bytes and more.)
   // WARPREDUCE_NO_NARROW_MERGE=1 keeps such dims apart: a knob for measuring.
+  const int64_t bytes = static_cast<int64_t>(x.element_size());
   int unmerged = -1;
   if (!plan.kept_in_order() && may_place_outputs(plan, cuda_auto)) {
     for (int k = 0; k < static_cast<int>(sizes.size()); ++k) {
@@ -456,7 +445,6 @@ SumPlan make_plan(const at::Tensor& self, at::OptionalIntArrayRef dim, bool keep
       if (((reduced_bits >> next) & 1) || strides[*d] != sizes[next] * strides[next]) break;
       below *= sizes[next];
     }
-    const int64_t bytes = static_cast<int64_t>(x.element_size());
     if (!no_narrow_merge && below > 1 && below * bytes < LaunchTuning::kApartMinBytes &&
         below * sizes[unmerged] * bytes > LaunchTuning::kSlabMaxBytes) {
       unmerged = -1;
@@ -483,7 +471,6 @@ SumPlan make_plan(const at::Tensor& self, at::OptionalIntArrayRef dim, bool keep
   };
   Gaps gaps;
   if (cuda_auto) {
-    const int64_t bytes = static_cast<int64_t>(x.element_size());
     if (!no_gapped_rows) {
       gaps.max_row_gap = 31 / bytes;
       gaps.min_row_span = LaunchTuning::kRowSlabMaxBytes / bytes + 1;
@@ -536,8 +523,7 @@ SumPlan make_plan(const at::Tensor& self, at::OptionalIntArrayRef dim, bool keep
     plan.passes[0].slack = storage_slack();
   }
   place_outputs(plan, cuda_auto);
-  mark_outer_outputs_adjacent(plan);
-  mark_result_apart(plan);
+  mark_result_order(plan);
   return plan;
 }
 
