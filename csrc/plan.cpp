@@ -421,15 +421,23 @@ SumPlan make_plan(const at::Tensor& self, at::OptionalIntArrayRef dim, bool keep
   // torch.sum): bool 8 x 201 x 150795 transposed over dim 0 8.7 -> 18.3 (1014 us merged,
   // torch.compile 973), bfloat16 2 x 2 x 323 x 19427 transposed over dim 0 0.87 -> 1.94,
   // int32 2 x 10702 x 198 transposed 1.30 -> 1.64.
-  // Not where the kept dims below it are narrow (under kApartMinBytes) and merge with it
-  // into a wide block (over kSlabMaxBytes, so that columns read it): outer-first lanes
+  // Not where the kept dims below it are narrow (under kApartMinBytes): outer-first lanes
   // there load an element each, a few bytes apart. Merged, the block reads in vectors,
   // and the columns store across (Launch::store_across). On an H200 (2026-11-28, seeds
   // 211 and 223, x torch.sum): float16 2 x 5 x 3 x 171730 permuted over dims (2, 0), a
   // 171730 x 5 block, 0.38 -> 0.95; float32 2 x 1067 x 2 x 5 x 1910 transposed 0.72 ->
   // 2.61; bfloat16 6 x 7 x 1862928 permuted 0.66 -> 2.64; 3 x 3 x 84 x 5 x 25 x 100
-  // transposed (25 below) 0.30 -> 0.80. (Dims of 26-63 bytes below were not measured;
-  // the shapes kept apart for outer-first columns had 191 bytes and more.)
+  // transposed (25 below) 0.30 -> 0.80. Blocks of up to 4 KiB (kSlabMaxBytes) were kept
+  // apart at first, for the tiles of slabs; merged too (2026-11-29, seeds 187-227, against
+  // apart): bfloat16 45875 x 2 x 886 transposed over dim 0 294 -> 46 us (an 886 x 2
+  // block: columns of one pair before), float32 65 x 6 x 4746 x 6 x 6 transposed 127 ->
+  // 75, 13 x 4 x 49 x 35 x 3 x 37 23.0 -> 16.7, bool 7 x 220 x 6572 permuted 19.2 ->
+  // 15.6, bfloat16 804 x 164 x 13 x 7 x 5 transposed 132 -> 113 (tiles of 17 short
+  // segments before); two lost: int8 7 x 2597 x 6 x 32 x 5 permuted 29 -> 41 us (8.1 ->
+  // 5.8x torch.sum; a 7 x 5 block merged with the kept dims above into one of 545370
+  // bytes, int64 outputs stored in the pass's order), bfloat16 8 x 5 x 49529 x 7 permuted
+  // 17.5 -> 19.7 (1.32 -> 1.18x). (Dims of 26-63 bytes below were not measured; the
+  // shapes kept apart for outer-first columns had 191 bytes and more.)
   // WARPREDUCE_NO_NARROW_MERGE=1 keeps such dims apart: a knob for measuring.
   const int64_t bytes = static_cast<int64_t>(x.element_size());
   int unmerged = -1;
@@ -445,8 +453,7 @@ SumPlan make_plan(const at::Tensor& self, at::OptionalIntArrayRef dim, bool keep
       if (((reduced_bits >> next) & 1) || strides[*d] != sizes[next] * strides[next]) break;
       below *= sizes[next];
     }
-    if (!no_narrow_merge && below > 1 && below * bytes < LaunchTuning::kApartMinBytes &&
-        below * sizes[unmerged] * bytes > LaunchTuning::kSlabMaxBytes) {
+    if (!no_narrow_merge && below > 1 && below * bytes < LaunchTuning::kApartMinBytes) {
       unmerged = -1;
     }
   }

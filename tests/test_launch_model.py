@@ -769,14 +769,15 @@ UNMERGED_CASES = [
         "columns",
     ),
     (torch.int32, (2, 1070, 198), (211860, 1, 1070), [0], [(198, 1070)], 1070, "columns"),
-    # the kept pair of 3 x 12 transposed under a reduced dim of 5: tiles of whole slabs
+    # the kept pair of 33 x 6 transposed under a reduced dim of 5 (132 bytes below):
+    # tiles of whole slabs
     (
-        torch.float16,
-        (32, 114, 5, 3, 12),
-        (180, 5760, 36, 1, 3),
+        torch.float32,
+        (32, 114, 5, 33, 6),
+        (990, 31680, 198, 1, 33),
         [2],
-        [(3648, 180), (12, 3)],
-        3,
+        [(3648, 990), (6, 33)],
+        33,
         "slabs",
     ),
 ]
@@ -870,7 +871,7 @@ def test_narrow_kept_dims_merge_and_store_across(case):
     assert wr._C.plan(x, dims)["passes"][0]["result_apart"] == 1
 
 
-def test_narrow_kept_dims_stay_apart_when_the_block_is_narrow_or_they_are_wide():
+def test_narrow_kept_dims_stay_apart_only_when_they_are_wide():
     # 64 bytes below (16 floats): apart, outer-first
     x = narrow_merged_view((64, 16, 300), (4800, 1, 16), torch.float32, "cpu")
     (p,) = wr._C.plan(x, [0], as_cuda=True)["passes"]
@@ -880,15 +881,83 @@ def test_narrow_kept_dims_stay_apart_when_the_block_is_narrow_or_they_are_wide()
     x = narrow_merged_view((64, 15, 300), (4500, 1, 15), torch.float32, "cpu")
     (p,) = wr._C.plan(x, [0], as_cuda=True)["passes"]
     assert (p["inner"], p["result_apart"]) == (4500, 15) and "store_across" in p["launch"], p
-    # a block of 4 KiB: apart (tiles of slabs, or outer-first columns, as before)
-    x = narrow_merged_view((64, 4, 256), (1024, 1, 4), torch.float32, "cpu")
+    # 16 floats below (64 bytes) in a block of 128 bytes: apart
+    x = narrow_merged_view((64, 16, 2), (32, 1, 16), torch.float32, "cpu")
     (p,) = wr._C.plan(x, [0], as_cuda=True)["passes"]
-    assert (p["inner"], p["outer_outputs_adjacent"]) == (4, True), p
+    assert (p["inner"], p["outer_outputs_adjacent"]) == (16, True), p
+
+
+# Narrow kept dims under the result's innermost dim that make a block of at most 4 KiB
+# with it merge too (the block a slab of tiles, or columns of vectors, rather than tiles
+# of several short segments, or columns an element a lane): (dtype, shape, strides, dims,
+# the pass's outer, inner, length and result_apart, its launch's start).
+SHORT_MERGED_CASES = [
+    # bfloat16 804 x 164 x 13 x 7 x 5 transposed over dim 2, smaller: a 7 x 5 block
+    (
+        torch.bfloat16,
+        (40, 10, 13, 7, 5),
+        (4550, 455, 35, 1, 7),
+        [2],
+        [(400, 455)],
+        35,
+        13,
+        7,
+        "columns vector=8 shifted",
+    ),
+    (
+        torch.float32,
+        (40, 10, 13, 7, 5),
+        (4550, 455, 35, 1, 7),
+        [2],
+        [(400, 455)],
+        35,
+        13,
+        7,
+        "slabs segments=1",
+    ),
+    # int8 7 x 2597 x 6 x 32 x 5 permuted, over dim -2, smaller: a 7 x 5 block, merged
+    # with the kept dims above it
+    (
+        torch.int8,
+        (7, 97, 6, 32, 5),
+        (1, 210, 35, 20370, 7),
+        [-2],
+        [],
+        20370,
+        32,
+        7,
+        "columns vector=16 shifted",
+    ),
+    # bfloat16 45875 x 2 x 886 transposed over dim 0, smaller: a 2 x 886 block
+    (
+        torch.bfloat16,
+        (4587, 2, 886),
+        (1772, 1, 2),
+        [0],
+        [],
+        1772,
+        4587,
+        2,
+        "columns vector=2 tx=32 ty=16 flat store_across",
+    ),
+    # a block of exactly 4 KiB
+    (torch.float32, (64, 4, 256), (1024, 1, 4), [0], [], 1024, 64, 4, "columns vector=4"),
+]
+
+
+@pytest.mark.parametrize("case", SHORT_MERGED_CASES, ids=str)
+def test_narrow_kept_dims_merge_into_short_blocks(case):
+    dtype, shape, strides, dims, outer, inner, length, apart, launch = case
+    x = narrow_merged_view(shape, strides, dtype, "cpu")
+    (p,) = wr._C.plan(x, dims, as_cuda=True)["passes"]
+    assert (p["outer"], p["inner"], p["length"]) == (outer, inner, length), p
+    assert p["result_apart"] == apart and not p["outer_outputs_adjacent"], p
+    assert p["launch"].startswith(launch), p
 
 
 @requires_cuda
 @pytest.mark.parametrize("dtype", DTYPES, ids=str)
-@pytest.mark.parametrize("case", NARROW_MERGED_CASES, ids=str)
+@pytest.mark.parametrize("case", NARROW_MERGED_CASES + SHORT_MERGED_CASES, ids=str)
 def test_narrow_merged_sums_like_torch_sum(dtype, case):
     _, shape, strides, dims, *_ = case
     for offset in (0, 1, 3):  # aligned, and rows read shifted or element by element
