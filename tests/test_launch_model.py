@@ -1010,6 +1010,44 @@ def test_byte_word_columns_sum_like_torch_sum(dtype, shape, layout, dims, launch
     assert_sum_matches(wr.sum(x, dims), x, dims)
 
 
+# 1-byte elements summed into 8-byte integers, 16 a lane (128 bytes): where a warp's 32
+# lanes hold consecutive whole columns, in the pass's order, the warp stores them through
+# shared memory (columns.cuh, store_by_warp); lane by lane elsewhere (a slice's partial
+# last column, outputs in another order). (shape, layout, dims, the launch's start.)
+WARP_STORE_CASES = [
+    ((24, 4096), "contiguous", [0], "columns vector=16 tx=256 ty=2 "),  # ty 2: lane by lane
+    ((5, 65536), "contiguous", [0], "columns vector=16 tx=512 ty=1 flat"),
+    ((3, 6, 4000), "contiguous", [1], "columns vector=16 tx=512 ty=1 flat"),  # warps across slices
+    ((3000, 5, 48), "contiguous", [1], "columns vector=16 tx=512 ty=1 flat"),  # 3 a slice
+    # a partial last column in each slice
+    ((3, 6, 4008), "contiguous", [1], "columns vector=16 shifted tx=512 ty=1 flat"),
+    ((7, 20000), "offset", [0], "columns vector=16 shifted tx=512 ty=1 flat"),
+    ((2, 7, 9001), "sliced", [1], "columns vector=16 shifted tx=512 ty=1 flat"),
+]
+
+
+@pytest.mark.parametrize("shape,layout,dims,launch", WARP_STORE_CASES, ids=str)
+def test_wide_output_columns_plan(shape, layout, dims, launch):
+    for dtype in (torch.int8, torch.uint8, torch.bool):
+        (p,) = wr._C.plan(make(shape, layout, dtype, "cpu"), dims, as_cuda=True)["passes"]
+        assert p["launch"].startswith(launch), (dtype, p["launch"])
+
+
+@requires_cuda
+@pytest.mark.parametrize("dtype", [torch.int8, torch.uint8, torch.bool], ids=str)
+@pytest.mark.parametrize("shape,layout,dims,launch", WARP_STORE_CASES, ids=str)
+def test_wide_output_columns_sum_like_torch_sum(dtype, shape, layout, dims, launch):
+    x = make(shape, layout, dtype, "cuda")
+    for keepdim in (False, True):
+        assert_sum_matches(wr.sum(x, dims, keepdim=keepdim), x, dims, keepdim=keepdim)
+    # into a result of the input's own dtype too (8-bit outputs: one lane's 16 bytes)
+    assert_sum_matches(wr.sum(x, dims, dtype=torch.int32), x, dims, dtype=torch.int32)
+    y = x.transpose(0, -1)  # a permuted result: outputs in another order
+    assert_sum_matches(
+        wr.sum(y, [y.dim() - 1 - d for d in dims]), y, [y.dim() - 1 - d for d in dims]
+    )
+
+
 # Flat columns of 2-byte elements under a short reduced dim, one lane down it, in result
 # order: a block takes 2 or 4 tiles at once (Launch::tiles_at_once), as many as keep a
 # lane's loads within the rows it has in flight (8 rows of 16-byte vectors, 4 shifted),

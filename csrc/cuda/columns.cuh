@@ -79,6 +79,8 @@ struct ColumnTiling {
   // Storing across (store_across): divisors by the pass's result_apart and by the most
   // outputs of one result row a tile holds.
   FastDivmod apart, across_rows;
+  // Wide outputs stored a warp at a time (store_by_warp), where the instantiation has them.
+  bool warp_stores;
 };
 
 // Shared memory for sum_down_ty: 16 KiB, whatever the sum's type.
@@ -413,6 +415,64 @@ __device__ __forceinline__ void store_across(const P& policy, const Columns<T>& 
   __syncthreads();  // before the next tile's sums overwrite the staged outputs
 }
 
+// A lane's outputs take kWarpStoreMinBytes or more (1-byte elements summed into 8-byte
+// integers: 16 outputs, 128 bytes a lane): each lane's 16-byte stores of them lie a
+// lane's width apart, 32 lines an instruction. Auto's warps of whole columns store them
+// through shared memory instead (store_by_warp): side by side, 16 bytes a lane. On an
+// H200 (2026-11-29, 13 shapes of seeds 187-239, WARPREDUCE_NO_WARP_STORES=1 the other
+// arm): int8 5 x 198810 x 23 x 8 over dim 0 351 -> 219 us, 2 x 7 x 9795354 sliced 217 ->
+// 165, 8636677 x 7 transposed 112 -> 81, bool 35632607 x 2 transposed 335 -> 161, 3 x
+// 4977651 over dim 0 58 -> 36; the rest 1.00-1.37x, none slower.
+constexpr int kWarpStoreMinBytes = 64;
+template <typename P, typename Out, int kVec>
+constexpr bool kWarpStores = !P::kExact && kVec * sizeof(Out) >= kWarpStoreMinBytes;
+
+// The warp's outputs, where its 32 lanes hold consecutive whole columns (`plain`: kVec
+// outputs each, stored at q in the pass's order), 1 KiB of them a round through the warp's
+// share of `shared` (16 KiB a block of 16 warps): a round's lanes write their 16-byte
+// chunks swizzled (chunk c of round lane r at r * kLaneChunks + (c ^ r)), so that neither
+// they nor the warp's reads of consecutive chunks meet on a bank; the warp then stores
+// the chunks side by side. Otherwise (the last columns of a slice, a partial column, an
+// output order) every lane with a column calls `store`.
+template <typename P, typename Out, typename C, int kVec, typename Store>
+__device__ __forceinline__ void store_by_warp(const P& policy, Out* y, int64_t q,
+                                              const C (&sums)[kVec], bool plain, C* shared,
+                                              const Store& store) {
+  constexpr int kLaneChunks = kVec * sizeof(Out) / 16;
+  constexpr int kRoundChunks = 1024 / 16, kRoundLanes = kRoundChunks / kLaneChunks;
+  static_assert(kLaneChunks * 16 == kVec * sizeof(Out) && kRoundLanes >= 1 &&
+                32 % kRoundLanes == 0 && (kLaneChunks & (kLaneChunks - 1)) == 0);
+  const unsigned lane = threadIdx.x % 32;
+  const int64_t q_first = __shfl_sync(~0u, q, 0);
+  const bool together = __all_sync(~0u, plain && q == q_first + int64_t{lane} * kVec &&
+                                            reinterpret_cast<uintptr_t>(y + q_first) % 16 == 0);
+  if (!together) return store();
+  uint4* stage = reinterpret_cast<uint4*>(shared) + threadIdx.x / 32 * kRoundChunks;
+  const uint4* from = stage;
+  for (int round = 0; round < 32 / kRoundLanes; ++round) {
+    if (static_cast<int>(lane) / kRoundLanes == round) {
+      Out values[kVec];
+#pragma unroll
+      for (int j = 0; j < kVec; ++j) values[j] = policy.template output<Out>(sums[j]);
+      const int r = static_cast<int>(lane) % kRoundLanes;
+#pragma unroll
+      for (int k = 0; k < kLaneChunks; ++k) {
+        uint4 chunk;
+        memcpy(&chunk, reinterpret_cast<const char*>(values) + 16 * k, 16);
+        stage[r * kLaneChunks + (k ^ (r % kLaneChunks))] = chunk;
+      }
+    }
+    __syncwarp();
+    uint4* to = reinterpret_cast<uint4*>(y + q_first) + round * kRoundChunks;
+#pragma unroll
+    for (int k = 0; k < kRoundChunks / 32; ++k) {
+      const int g = k * 32 + static_cast<int>(lane), r = g / kLaneChunks, chunk = g % kLaneChunks;
+      to[g] = from[r * kLaneChunks + (chunk ^ (r % kLaneChunks))];
+    }
+    __syncwarp();  // before the next round overwrites the stage
+  }
+}
+
 // Two blocks an SM where the accumulators leave room (64 registers a thread); the wide
 // integer accumulators of 1- and 2-byte types, and exact sums, need more. Rounded exact
 // sums (RoundedColumns) of 16-byte vectors had spilled 510 bytes a thread at two blocks
@@ -604,7 +664,7 @@ __global__ void __launch_bounds__(kColumnThreads, (kColumnMinBlocks<P, kVec>))
   constexpr bool kShifted = kLoad == ColumnLoad::kShifted;
   constexpr bool kFolded = kLoad == ColumnLoad::kFolded;
   constexpr int kUnroll = column_rows_in_flight(kVec, sizeof(T), kLoad);
-  __shared__ C shared[kColumnThreads * kTyChunk<C>];
+  __shared__ __align__(16) C shared[kColumnThreads * kTyChunk<C>];
   const unsigned tx = tiling.tx, ty = tiling.ty;
   const unsigned tx_index = threadIdx.x % tx, ty_index = threadIdx.x / tx;
   const int64_t split = blockIdx.y;
@@ -695,6 +755,17 @@ __global__ void __launch_bounds__(kColumnThreads, (kColumnMinBlocks<P, kVec>))
     if (tiling.splits == 1) {
       if constexpr (kAcross) {
         store_across(policy, c, tiling, y, tile, sums, q, valid, ty_index == 0 && active, shared);
+      } else if constexpr (kWarpStores<P, Out, kVec>) {
+        // (ty 1: every lane holds its columns' sums, and shared memory is the warps' own.)
+        if (ty == 1 && tiling.warp_stores) {
+          const bool plain =
+              active && valid == kVec && c.fold == 1 && !c.gaps.gapped() && policy.order.ndim == 0;
+          store_by_warp(policy, y, q, sums, plain, shared, [&] {
+            if (active) store();
+          });
+        } else if (ty_index == 0 && active) {
+          store();
+        }
       } else {
         if (ty_index == 0 && active) store();
       }

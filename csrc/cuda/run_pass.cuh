@@ -126,6 +126,10 @@ void launch_columns_kernel(const Columns<T>& c, const Launch& launch, Out* y,
                   (last_row - 1) * c.inner_stride;
   t.begin = address_of(c.x);
   t.end = address_of(last + 1);
+  // WARPREDUCE_NO_WARP_STORES=1: every lane stores its own wide outputs (a knob for
+  // measuring).
+  static const bool no_warp_stores = knob_is_set("WARPREDUCE_NO_WARP_STORES");
+  t.warp_stores = !no_warp_stores;
   if constexpr (kAcross) {
     // (The launch model's conditions, and the kernel's: flat tiles whose outputs, fewer
     // than 2^31, fit the shared memory staged.)
