@@ -41,7 +41,9 @@
 //                 them in one column ("outer-first"), or, of a shorter outer extent,
 //                 all of them in each of several columns; where it holds side by side
 //                 outputs a few apart, flat tiles stage theirs in shared memory and
-//                 store them in result order ("store across").
+//                 store them in result order ("store across"). A lane's outputs
+//                 of 64 bytes or more (1-byte elements into int64) go out a warp
+//                 at a time, through shared memory (columns.cuh, store_by_warp).
 #pragma once
 
 #include <cstdint>
