@@ -665,6 +665,8 @@ __global__ void __launch_bounds__(kColumnThreads, (kColumnMinBlocks<P, kVec>))
   constexpr bool kFolded = kLoad == ColumnLoad::kFolded;
   constexpr int kUnroll = column_rows_in_flight(kVec, sizeof(T), kLoad);
   __shared__ __align__(16) C shared[kColumnThreads * kTyChunk<C>];
+  static_assert(!kWarpStores<P, Out, kVec> || sizeof(shared) >= kColumnThreads / 32 * 1024,
+                "store_by_warp stages 1 KiB a warp");
   const unsigned tx = tiling.tx, ty = tiling.ty;
   const unsigned tx_index = threadIdx.x % tx, ty_index = threadIdx.x / tx;
   const int64_t split = blockIdx.y;
