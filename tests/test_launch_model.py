@@ -1040,8 +1040,10 @@ def test_wide_output_columns_sum_like_torch_sum(dtype, shape, layout, dims, laun
     x = make(shape, layout, dtype, "cuda")
     for keepdim in (False, True):
         assert_sum_matches(wr.sum(x, dims, keepdim=keepdim), x, dims, keepdim=keepdim)
-    # into a result of the input's own dtype too (8-bit outputs: one lane's 16 bytes)
-    assert_sum_matches(wr.sum(x, dims, dtype=torch.int32), x, dims, dtype=torch.int32)
+    # dtype=int64 asked for (read at their own width, as without it) and int32 (cast
+    # first, as torch.sum does: 4-byte columns, stored lane by lane)
+    for dtype in (torch.int64, torch.int32):
+        assert_sum_matches(wr.sum(x, dims, dtype=dtype), x, dims, dtype=dtype)
     y = x.transpose(0, -1)  # a permuted result: outputs in another order
     assert_sum_matches(
         wr.sum(y, [y.dim() - 1 - d for d in dims]), y, [y.dim() - 1 - d for d in dims]
