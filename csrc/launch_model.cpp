@@ -285,28 +285,35 @@ Launch columns_launch(const ReductionPass& pass, const ElementShape& element,
   // -> 2072; the least, blocks of 2, 0.93-0.96x in the new kernel (they fold in the
   // general one, as before: columns.cuh, fold_sums). (Split, each block leaves its
   // block's sums, not its folded row's: columns.cuh, store_folded.)
-  // Whole aligned vectors of one outer slice are such a stream already (columns below).
+  // Whole aligned vectors of one outer slice are such a stream already (columns below),
+  // but for a permuted result's block (narrow kept dims merged: plan.cpp) whose folded
+  // rows fill more of their lanes than its own vectors do: float32 5 x N x 4 permuted
+  // over dim 1, a block of 5 vectors, 5 of 8 lanes, folded 15 of 16, as it was folded
+  // before the merge (2026-11-29: a block of 16 vectors, merged, ran 17.8 -> 15.7 us
+  // unfolded, float32 8 x 8 x 101177 permuted over dim 2, H200).
   // WARPREDUCE_NO_FOLDED_COLUMNS=1 leaves them out: a knob for measuring (benchmarks).
   static const bool no_folded = knob_is_set("WARPREDUCE_NO_FOLDED_COLUMNS");
   const int64_t kept = pass.outer_size * pass.inner;
   const bool dense_block =
       pass.outer.ndim == 0 || (pass.outer.ndim == 1 && pass.outer.strides[0] == pass.inner);
   const int64_t block_vectors = kept / std::gcd(kept, lanes);  // the fewest: lcm / lanes
-  const bool folded =
-      !no_folded && contiguous && bytes >= Tuning::kColumnFoldMinBytes && !pass.gapped() &&
-      dense_block && pass.reduced_stride == kept && kept > 1 && !(whole && pass.outer_size == 1) &&
-      block_vectors <= Tuning::kColumnFoldMaxVectors && element.data_address % 16 == 0;
+  // The multiple of block_vectors that leaves the fewest of its power of two of lanes
+  // idle (3 vectors: 15 of 16 lanes), the fewest vectors among equals.
+  int64_t best = block_vectors;
+  for (int64_t v = 2 * block_vectors; v <= Tuning::kColumnFoldMaxVectors; v += block_vectors) {
+    if (v * pow2_ceil(best) > best * pow2_ceil(v)) best = v;
+  }
+  const bool stream =
+      whole && pass.outer_size == 1 && !(pass.result_apart > 1 && best > block_vectors);
+  const bool folded = !no_folded && contiguous && bytes >= Tuning::kColumnFoldMinBytes &&
+                      !pass.gapped() && dense_block && pass.reduced_stride == kept && kept > 1 &&
+                      !stream && block_vectors <= Tuning::kColumnFoldMaxVectors &&
+                      element.data_address % 16 == 0;
   if (folded) {
     Launch launch;
     launch.kind = LaunchKind::kColumns;
     launch.vector = lanes;
     launch.fold = kept;
-    // The multiple of block_vectors that leaves the fewest of its power of two of lanes
-    // idle (3 vectors: 15 of 16 lanes), the fewest vectors among equals.
-    int64_t best = block_vectors;
-    for (int64_t v = 2 * block_vectors; v <= Tuning::kColumnFoldMaxVectors; v += block_vectors) {
-      if (v * pow2_ceil(best) > best * pow2_ceil(v)) best = v;
-    }
     launch.fold_vectors = best;
     // A block that divides a vector (fold_vectors 1) folds within each lane, in the
     // general kernel; wider folded rows take a kernel of their own (columns.cuh).

@@ -436,7 +436,8 @@ SumPlan make_plan(const at::Tensor& self, at::OptionalIntArrayRef dim, bool keep
   // segments before); two lost: int8 7 x 2597 x 6 x 32 x 5 permuted 29 -> 41 us (8.1 ->
   // 5.8x torch.sum; a 7 x 5 block merged with the kept dims above into one of 545370
   // bytes, int64 outputs stored in the pass's order), bfloat16 8 x 5 x 49529 x 7 permuted
-  // 17.5 -> 19.7 (1.32 -> 1.18x). (Dims of 26-63 bytes below were not measured; the
+  // 17.5 -> 19.7 (1.32 -> 1.18x; its block of 5 vectors folds again since, as it did
+  // apart: launch_model.cpp). (Dims of 26-63 bytes below were not measured; the
   // shapes kept apart for outer-first columns had 191 bytes and more.)
   // WARPREDUCE_NO_NARROW_MERGE=1 keeps such dims apart: a knob for measuring.
   const int64_t bytes = static_cast<int64_t>(x.element_size());

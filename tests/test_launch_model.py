@@ -563,11 +563,13 @@ FOLDED_CASES = [
     (torch.float64, (30011, 3), "contiguous", [0], (3, 15)),
     (torch.int32, (30011, 5), "contiguous", [0], (5, 15)),
     # the kept dims one dense block in another order (an outer dim right above the inner
-    # one): x.sum(0) of N x 6 x 8 transposed, x.sum(1) of 5 x N x 4 from N x 4 x 5
-    (torch.float32, (20011, 8, 6), "transposed", [0], (48, 12)),
+    # one, merged): x.sum(1) of 5 x N x 4 from N x 4 x 5; whole vectors fold only where
+    # that fills more lanes (5 vectors, 15 of 16 lanes folded), else are a stream already
+    # (x.sum(0) of N x 6 x 8 transposed: 12 vectors; 2 x 2 floats: one vector)
     (torch.bfloat16, (5, 30011, 4), "permuted", [1], (20, 15)),
     (torch.float32, (5, 30011, 4), "permuted", [1], (20, 15)),
-    (torch.float32, (2, 30011, 2), "permuted", [1], (4, 1)),  # 2 x 2: a vector
+    (torch.float32, (20011, 8, 6), "transposed", [0], None),
+    (torch.float32, (2, 30011, 2), "permuted", [1], None),
     (torch.bfloat16, (2, 30011, 2), "permuted", [1], (4, 1)),
     (torch.int8, (65537, 8), "contiguous", [0], None),  # 1-byte elements: not folded
     (torch.int8, (65537, 2), "contiguous", [0], None),
