@@ -448,7 +448,6 @@ __device__ __forceinline__ void store_by_warp(const P& policy, Out* y, int64_t q
                                             reinterpret_cast<uintptr_t>(y + q_first) % 16 == 0);
   if (!together) return store();
   uint4* stage = reinterpret_cast<uint4*>(shared) + threadIdx.x / 32 * kRoundChunks;
-  const uint4* from = stage;
   for (int round = 0; round < 32 / kRoundLanes; ++round) {
     if (static_cast<int>(lane) / kRoundLanes == round) {
       Out values[kVec];
@@ -467,7 +466,7 @@ __device__ __forceinline__ void store_by_warp(const P& policy, Out* y, int64_t q
 #pragma unroll
     for (int k = 0; k < kRoundChunks / 32; ++k) {
       const int g = k * 32 + static_cast<int>(lane), r = g / kLaneChunks, chunk = g % kLaneChunks;
-      to[g] = from[r * kLaneChunks + (chunk ^ (r % kLaneChunks))];
+      to[g] = stage[r * kLaneChunks + (chunk ^ (r % kLaneChunks))];
     }
     __syncwarp();  // before the next round overwrites the stage
   }
