@@ -205,10 +205,22 @@ Launch columns_launch(const ReductionPass& pass, const ElementShape& element,
   const bool long_partial = enough_vectors && aligned && rare_partials;
   // Past kColumnMaxShiftedRows rows, 2-byte elements in rows aligned alike to 4 bytes read
   // 4-byte pairs instead (below; launch_model.h has the measurement).
+  // Longer reduced dims of 2-byte elements that pairs cannot read either (rows an odd
+  // number of elements apart, or the data not on 4 bytes) take shifted vectors too where
+  // their slabs are too long to tile, rather than an element a lane (2 bytes a load, 64
+  // in flight a lane): bfloat16 554 x 265 x 616 permuted over dim 2 ran at 0.79x
+  // torch.sum that way on an H200 (seed 251). WARPREDUCE_NO_LONG_SHIFTED=1 leaves them
+  // out: a knob for measuring.
+  static const bool no_long_shifted = knob_is_set("WARPREDUCE_NO_LONG_SHIFTED");
+  const bool long_shifted = !no_long_shifted && enough_vectors && !aligned &&
+                            bytes == Tuning::kColumnPairBytes &&
+                            pass.length > Tuning::kColumnMaxUnalignedRows &&
+                            !rows_aligned(pass, element, 2, 4) && !slabs_fit(pass, bytes);
   const bool shifted =
-      wide && !aligned && bytes <= Tuning::kColumnMaxShiftedBytes &&
-      !(bytes == Tuning::kColumnPairBytes && pass.length > Tuning::kColumnMaxShiftedRows &&
-        rows_aligned(pass, element, 2, 4));
+      long_shifted ||
+      (wide && !aligned && bytes <= Tuning::kColumnMaxShiftedBytes &&
+       !(bytes == Tuning::kColumnPairBytes && pass.length > Tuning::kColumnMaxShiftedRows &&
+         rows_aligned(pass, element, 2, 4)));
   // 4- and 8-byte elements there in rows not aligned alike: a vector's adjacent outputs a
   // lane all the same, its elements read one by one, 8 rows in flight, rather than column
   // tiles or an element a lane (only the short reduced dim's few in flight). On an H200

@@ -149,14 +149,14 @@ def test_column_shapes():
     x = make((7, 4098), "offset", torch.float32, "cpu")  # not aligned to 8 bytes
     assert wr._C.plan(x, [0])["passes"][0]["launch"].startswith("columns vector=4 elements ")
     # 2-byte elements in rows an even number apart under longer reduced dims: 4-byte
-    # pairs; an odd number apart, or data not aligned to 4 bytes: an element a lane.
+    # pairs; an odd number apart, or data not aligned to 4 bytes: shifted vectors.
     for dtype in (torch.bfloat16, torch.float16, torch.int16):
         for shape, layout, vector in [
             ((33, 4098), "contiguous", 2),
-            ((33, 4097), "contiguous", 1),
-            ((33, 4098), "offset", 1),
+            ((33, 4097), "contiguous", "8 shifted"),
+            ((33, 4098), "offset", "8 shifted"),
             ((33, 4098), "sliced", 2),  # rows 8202 apart
-            ((33, 4098), "wide", 1),  # rows 4103 apart
+            ((33, 4098), "wide", "8 shifted"),  # rows 4103 apart
         ]:
             x = make(shape, layout, dtype, "cpu")
             launch = wr._C.plan(x, [0])["passes"][0]["launch"]
@@ -165,8 +165,9 @@ def test_column_shapes():
 
 # Rows not aligned alike under a short reduced dim: shifted vectors for 1- and 2-byte
 # elements (as wide as the float32 cases of the columns and slabs above), elements one by
-# one for wider ones (below); long reduced dims: an element a lane. (2-byte elements in
-# rows aligned alike to 4 bytes take shifted vectors up to 8 rows only: below.)
+# one for wider ones (below); long reduced dims: an element a lane, but for 2-byte
+# elements that pairs cannot read (below). (2-byte elements in rows aligned alike to 4
+# bytes take shifted vectors up to 8 rows only: below.)
 SHIFTED_CASES = [
     ((3, 100003), "contiguous", [0]),
     ((8, 4096), "offset", [0]),
@@ -213,15 +214,23 @@ def test_column_elements(shape, layout, dims, dtype):
 
 
 # 2-byte elements in rows aligned alike to 4 bytes but not 16: shifted vectors up to 8
-# rows, 4-byte pairs after; rows an odd number of elements apart stay shifted to 32 rows.
+# rows, 4-byte pairs after; rows an odd number of elements apart (or data not aligned to
+# 4 bytes) stay shifted, past 32 rows too where their slabs are too long to tile.
 SHIFTED_OR_PAIRS = [
     ((8, 4098), "contiguous", "vector=8 shifted "),
     ((9, 4098), "contiguous", "vector=2 "),
     ((16, 4098), "contiguous", "vector=2 "),
     ((32, 4098), "contiguous", "vector=2 "),
+    ((300, 4098), "contiguous", "vector=2 "),
     ((9, 4097), "contiguous", "vector=8 shifted "),
     ((32, 4097), "contiguous", "vector=8 shifted "),
+    ((33, 4097), "contiguous", "vector=8 shifted "),
+    ((1025, 265), "contiguous", "vector=8 shifted "),  # rows 530 bytes apart
     ((9, 4098), "offset", "vector=8 shifted "),  # data not aligned to 4 bytes
+    ((77, 4098), "offset", "vector=8 shifted "),
+    ((300, 33), "contiguous", "vector=8 shifted "),  # 4 vectors a row: the fewest
+    ((300, 31), "offset", "vector=1 "),  # fewer: an element a lane
+    ((200, 37), "offset", "vector=8 shifted "),
 ]
 
 
