@@ -195,7 +195,7 @@ int gapped_row(const Layout& layout, int reduced, const Gaps& gaps, ReductionPas
 
 }  // namespace
 
-bool plan_pass(const Layout& layout, PassPlan* plan, const Gaps& gaps) {
+bool plan_pass(const Layout& layout, PassPlan* plan, const Gaps& gaps, bool slices) {
   const int last = static_cast<int>(layout.size()) - 1;
   int reduced = -1;  // the innermost reduced dim
   for (int d = last; d >= 0 && reduced < 0; --d) {
@@ -245,10 +245,35 @@ bool plan_pass(const Layout& layout, PassPlan* plan, const Gaps& gaps) {
     for (int d = inner; d <= last; ++d) pass.inner *= layout[d].size;
     pass.inner_stride = layout[last].stride;
   }
+  // Slices: the innermost reduced outer dim, its rows within one step of it (the rows a
+  // lane adds then run up in memory: columns.cuh checks their ends), fewer than 2^31 rows
+  // in all (columns.cuh indexes them with 32-bit divisions); only where the launch model
+  // would not tile the pass's slabs (too long for tiles, or whole aligned vectors: the
+  // tiles do not take slices).
+  const int64_t column_slab =
+      (pass.length - 1) * pass.reduced_stride + (pass.inner - 1) * pass.inner_stride + 1;
+  const bool whole_vectors = gaps.lanes > 1 && block.span == 0 && columns &&
+                             layout[last].stride == 1 && pass.inner % gaps.lanes == 0 &&
+                             rows_aligned_but(layout, inner, last, gaps);
+  int sliced = -1;
+  if (slices && columns && pass.reduced_stride > 0 &&
+      (column_slab > gaps.min_column_slab || whole_vectors)) {
+    for (int d = inner - 1; d >= 0 && sliced < 0; --d) {
+      if (d != reduced && layout[d].reduced) sliced = d;
+    }
+    if (sliced >= 0 && (layout[sliced].stride < pass.length * pass.reduced_stride ||
+                        pass.length * layout[sliced].size >= (int64_t{1} << 31))) {
+      sliced = -1;
+    }
+    if (sliced >= 0) {
+      pass.slices = layout[sliced].size;
+      pass.slice_stride = layout[sliced].stride;
+    }
+  }
   // The pass's outputs, contiguous in memory order: the outer dims, then inner.
   Layout rest;
   for (int d = 0; d <= last; ++d) {
-    if (d == reduced || d == gapped_above) continue;
+    if (d == reduced || d == gapped_above || d == sliced) continue;
     rest.push_back(layout[d]);
     if (d >= inner) continue;
     // Within the pass, kept dims and reduced dims left for later are alike: outer dims

@@ -129,7 +129,18 @@ struct ReductionPass {
   // across (Launch::store_across).
   int64_t result_apart = 1;
 
+  // Slices (CUDA auto columns only: plan_pass's `slices`): a reduced dim among the outer
+  // dims that the same lanes add, `slices` of them, slice_stride apart (above the rows of
+  // the reduced dim: slice_stride >= length * reduced_stride), so that two reduced dims
+  // with kept dims between them take one pass, not two (float32 38 x 2 x 54191 x 2 x 4
+  // over dims (1, 3): the first of two passes wrote its partial sums as doubles, as many
+  // bytes as it read: 0.40x torch.sum on an H200). Row r of an output's rows() is row r %
+  // length of slice r / length.
+  int64_t slices = 1;
+  int64_t slice_stride = 0;
+
   bool is_rows() const { return inner == 1; }
+  int64_t rows() const { return length * slices; }
   bool gapped() const { return period > 1; }
   // The outputs an outer index holds: `inner`, less the gaps of a gapped inner dim.
   int64_t kept_inner() const {
@@ -199,6 +210,8 @@ struct Gaps {
 // lie a small gap apart, or over columns whose inner dim is gapped. False when more than
 // kMaxOuterDims dims would be outer. Such a tensor is copied into kept-dims-first order,
 // which always fits (one kept dim, one reduced dim).
-bool plan_pass(const Layout& layout, PassPlan* plan, const Gaps& gaps = {});
+// With `slices`, a columns pass also takes the innermost reduced dim among its outer
+// dims as ReductionPass::slices, where that lies above its rows.
+bool plan_pass(const Layout& layout, PassPlan* plan, const Gaps& gaps = {}, bool slices = false);
 
 }  // namespace warpreduce

@@ -28,7 +28,8 @@ int64_t pow2_floor(int64_t v) {
 // bytes), so that loads of `bytes` bytes read each row's columns alike.
 bool rows_aligned(const ReductionPass& pass, const ElementShape& element, int64_t elements,
                   int64_t bytes) {
-  bool aligned = element.data_address % bytes == 0 && pass.reduced_stride % elements == 0;
+  bool aligned = element.data_address % bytes == 0 && pass.reduced_stride % elements == 0 &&
+                 pass.slice_stride % elements == 0;
   for (int d = 0; d < pass.outer.ndim; ++d)
     aligned = aligned && pass.outer.strides[d] % elements == 0;
   return aligned;
@@ -189,6 +190,10 @@ Launch rows_launch(const ReductionPass& pass, const ElementShape& element,
 Launch columns_launch(const ReductionPass& pass, const ElementShape& element,
                       const DeviceShape& device) {
   const int64_t bytes = element.bytes, lanes = element.lanes();
+  // The rows a column adds, its slices' together (geometry.h); sliced passes take the
+  // general kernel only: no tiles, no folded rows, a tile at a time.
+  const int64_t rows = pass.rows();
+  const bool sliced = pass.slices > 1;
   // A lane's column is a vector of adjacent outputs where the inner dim is contiguous (or
   // a gapped span): aligned loads where every row starts on a vector and the vectors are
   // whole; for short reduced dims over an inner dim of enough vectors also a partial last
@@ -199,7 +204,7 @@ Launch columns_launch(const ReductionPass& pass, const ElementShape& element,
   const bool whole = contiguous && aligned && pass.inner % lanes == 0;
   const bool enough_vectors =
       contiguous && pass.inner >= Tuning::kColumnMinUnalignedVectors * lanes;
-  const bool wide = enough_vectors && pass.length <= Tuning::kColumnMaxUnalignedRows;
+  const bool wide = enough_vectors && rows <= Tuning::kColumnMaxUnalignedRows;
   const bool rare_partials =
       pass.outer_size == 1 || pass.inner >= Tuning::kColumnRarePartialVectors * lanes;
   const bool long_partial = enough_vectors && aligned && rare_partials;
@@ -214,12 +219,12 @@ Launch columns_launch(const ReductionPass& pass, const ElementShape& element,
   static const bool no_long_shifted = knob_is_set("WARPREDUCE_NO_LONG_SHIFTED");
   const bool long_shifted = !no_long_shifted && enough_vectors && !aligned &&
                             bytes == Tuning::kColumnPairBytes &&
-                            pass.length > Tuning::kColumnMaxUnalignedRows &&
+                            rows > Tuning::kColumnMaxUnalignedRows &&
                             !rows_aligned(pass, element, 2, 4) && !slabs_fit(pass, bytes);
   const bool shifted =
       long_shifted ||
       (wide && !aligned && bytes <= Tuning::kColumnMaxShiftedBytes &&
-       !(bytes == Tuning::kColumnPairBytes && pass.length > Tuning::kColumnMaxShiftedRows &&
+       !(bytes == Tuning::kColumnPairBytes && rows > Tuning::kColumnMaxShiftedRows &&
          rows_aligned(pass, element, 2, 4)));
   // 4- and 8-byte elements there in rows not aligned alike: a vector's adjacent outputs a
   // lane all the same, its elements read one by one, 8 rows in flight, rather than column
@@ -238,7 +243,7 @@ Launch columns_launch(const ReductionPass& pass, const ElementShape& element,
   static const bool no_elements = knob_is_set("WARPREDUCE_NO_COLUMN_ELEMENTS");
   const int64_t element_rows =
       bytes == 4 ? Tuning::kColumnMaxElementsRows : Tuning::kColumnMaxUnalignedRows;
-  const bool elements = !no_elements && enough_vectors && pass.length <= element_rows && !aligned &&
+  const bool elements = !no_elements && enough_vectors && rows <= element_rows && !aligned &&
                         bytes >= Tuning::kColumnElementsMinBytes;
   const bool vectors = whole || (wide && aligned) || long_partial || shifted || elements;
   // 2-byte elements under longer reduced dims, rows an even number of elements apart but
@@ -265,8 +270,8 @@ Launch columns_launch(const ReductionPass& pass, const ElementShape& element,
   static const bool no_byte_words = knob_is_set("WARPREDUCE_NO_BYTE_WORDS");
   const bool byte_words = !no_byte_words && contiguous && bytes == 1 &&
                           rows_aligned(pass, element, 4, 4) && pass.inner >= 4 &&
-                          (!aligned ? pass.length >= Tuning::kColumnMinWordRows
-                                    : pass.length > Tuning::kColumnMaxUnalignedRows);
+                          (!aligned ? rows >= Tuning::kColumnMinWordRows
+                                    : rows > Tuning::kColumnMaxUnalignedRows);
   // Short slabs: through shared memory, unless the loads are whole vectors already (a
   // lane then owns a vector of adjacent outputs, and its loads down a short reduced dim
   // are in flight together): 8 rows of 4, 8 and 12 floats ran at 59%, 84% and 87% of a
@@ -276,7 +281,8 @@ Launch columns_launch(const ReductionPass& pass, const ElementShape& element,
   // the two side by side (benchmarks), read once.
   static const bool prefer_slabs = knob_is_set("WARPREDUCE_PREFER_SLABS");
   // (Neither tiles read the gaps of a gapped inner dim: its columns take every element.)
-  if (!pass.gapped() && slabs_fit(pass, bytes) && (!vectors || elements || prefer_slabs)) {
+  if (!pass.gapped() && !sliced && slabs_fit(pass, bytes) &&
+      (!vectors || elements || prefer_slabs)) {
     return slabs_launch(pass, bytes);
   }
   // A long reduced dim over a few outputs that lie in one dense block of memory (the
@@ -317,7 +323,7 @@ Launch columns_launch(const ReductionPass& pass, const ElementShape& element,
   }
   const bool stream =
       whole && pass.outer_size == 1 && !(pass.result_apart > 1 && best > block_vectors);
-  const bool folded = !no_folded && contiguous && bytes >= Tuning::kColumnFoldMinBytes &&
+  const bool folded = !no_folded && !sliced && contiguous && bytes >= Tuning::kColumnFoldMinBytes &&
                       !pass.gapped() && dense_block && pass.reduced_stride == kept && kept > 1 &&
                       !stream && block_vectors <= Tuning::kColumnFoldMaxVectors &&
                       element.data_address % 16 == 0;
@@ -336,7 +342,7 @@ Launch columns_launch(const ReductionPass& pass, const ElementShape& element,
   }
   // A short reduced dim above wide columns that neither vectors nor pairs read: column
   // tiles.
-  if (!pass.gapped() && !vectors && !pairs &&
+  if (!pass.gapped() && !sliced && !vectors && !pairs &&
       pass.length <= std::min(Tuning::kColumnTileMaxRows, max_tile_segments(bytes)) &&
       pass.inner_stride * bytes <= 16) {
     const Launch tiles = column_tiles_launch(pass, bytes);
@@ -355,7 +361,7 @@ Launch columns_launch(const ReductionPass& pass, const ElementShape& element,
   const int64_t threads = Tuning::kColumnThreads;
   // Lanes down the reduced dim while each keeps rows_per_lane rows.
   const int64_t ty_by_rows =
-      std::min(pow2_floor(std::max<int64_t>(1, pass.length / rows_per_lane)), threads);
+      std::min(pow2_floor(std::max<int64_t>(1, rows / rows_per_lane)), threads);
   // A warp across a slab's columns when they are at least 32 (512 contiguous bytes with
   // vectors), or, when fewer, across one slab's columns and several of its rows, if the
   // rows keep that many lanes busy; otherwise the lanes run across outer slices (flat),
@@ -372,7 +378,7 @@ Launch columns_launch(const ReductionPass& pass, const ElementShape& element,
     int64_t ty = std::min<int64_t>(ty_by_rows, threads / 32);
     const int64_t resident = device.sms * 2 * threads;
     while (ty * 2 <= threads / 32 && 2 * pass.outer_size * columns * ty < resident &&
-           pass.length >= ty * 2 * Tuning::kColumnRowsPerSplitLane) {
+           rows >= ty * 2 * Tuning::kColumnRowsPerSplitLane) {
       ty *= 2;
     }
     launch.ty = static_cast<unsigned>(ty);
@@ -429,7 +435,8 @@ Launch columns_launch(const ReductionPass& pass, const ElementShape& element,
     const int64_t rows_in_flight = column_rows_in_flight(launch.vector, bytes, launch.load);
     const int64_t tiles = ceil_div(pass.outer_size * columns, launch.tx);
     while (
-        !one_tile && bytes == Tuning::kColumnAtOnceBytes && launch.ty == 1 && !launch.outer_first &&
+        !one_tile && !sliced && bytes == Tuning::kColumnAtOnceBytes && launch.ty == 1 &&
+        !launch.outer_first &&
         !launch.store_across && launch.tiles_at_once * 2 <= Tuning::kColumnMaxTilesAtOnce &&
         launch.tiles_at_once * 2 * pass.length <= rows_in_flight &&
         tiles >= launch.tiles_at_once * 2 * Tuning::kColumnAtOnceMinRounds * resident / threads) {

@@ -62,11 +62,12 @@ c10::ArrayRef<Kernel> kernels_of(c10::DeviceType device) {
 
 // The passes that sum `layout` (memory_layout's), or false if one does not fit the
 // geometry.
-bool plan_passes(Layout layout, c10::SmallVector<ReductionPass, 2>* passes, const Gaps& gaps) {
+bool plan_passes(Layout layout, c10::SmallVector<ReductionPass, 2>* passes, const Gaps& gaps,
+                 bool slices) {
   passes->clear();
   for (;;) {
     PassPlan plan;
-    if (!plan_pass(layout, &plan, gaps)) return false;
+    if (!plan_pass(layout, &plan, gaps, slices)) return false;
     passes->push_back(plan.pass);
     if (plan.last()) return true;
     layout = std::move(plan.rest);
@@ -502,10 +503,14 @@ SumPlan make_plan(const at::Tensor& self, at::OptionalIntArrayRef dim, bool keep
       gaps.slack = storage_slack();
     }
   }
-  bool planned = plan_passes(plan.layout, &plan.passes, gaps);
+  // Slices (geometry.h, ReductionPass::slices): CUDA auto's columns take a second reduced
+  // dim. WARPREDUCE_NO_COLUMN_SLICES=1 plans a pass for each: a knob for measuring.
+  static const bool no_column_slices = knob_is_set("WARPREDUCE_NO_COLUMN_SLICES");
+  const bool slices = cuda_auto && !no_column_slices;
+  bool planned = plan_passes(plan.layout, &plan.passes, gaps, slices);
   if (!planned && unmerged >= 0) {  // too many dims apart: merged, the outputs scattered
     plan.layout = memory_layout(sizes, strides, order, reduced_bits);
-    planned = plan_passes(plan.layout, &plan.passes, gaps);
+    planned = plan_passes(plan.layout, &plan.passes, gaps, slices);
   }
   if (!planned) {
     // More dims than the geometry indexes (geometry.h): copy into kept-dims-first order,

@@ -113,6 +113,7 @@ pybind11::dict describe_plan(const at::Tensor& x, std::optional<std::vector<int6
     pass["inner_stride"] = p.inner_stride;
     pass["repeat"] = p.repeat;
     pass["gaps"] = pybind11::make_tuple(p.period, p.width);
+    pass["slices"] = pybind11::make_tuple(p.slices, p.slice_stride);
     pass["slack"] = p.slack;
     pass["outer_outputs_adjacent"] = p.outer_outputs_adjacent;
     pass["result_apart"] = p.result_apart;

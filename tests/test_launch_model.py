@@ -453,7 +453,8 @@ GAPPED_COLUMN_CASES = [
     # dims (0, 2), took two column passes at 0.38x torch.sum on an H200)
     (torch.bfloat16, (512, 4, 6, 64, 5), 3, 1, [0, 2], ["columns", "columns"], (8, 5)),
     (torch.float32, (512, 4, 6, 64, 5), 3, 1, [0, 2], ["columns", "columns"], (8, 5)),
-    (torch.float32, (512, 4, 6, 64, 5), 3, 2, [0, 2], ["columns", "columns"], (1, 1)),
+    # (stepped, no gaps: over dim 2, dim 0 its slices: one pass)
+    (torch.float32, (512, 4, 6, 64, 5), 3, 2, [0, 2], ["columns"], (1, 1)),
     # ... whose bottom dim is a short reduced one: its rows summed after, a lane a row
     (torch.float32, (512, 6, 64, 5), 3, 1, [0, 3], ["columns", "rows_short"], (8, 5)),
     (torch.bfloat16, (512, 6, 64, 5), 3, 1, [0, 3], ["columns", "rows_short"], (8, 5)),
@@ -980,6 +981,82 @@ def test_narrow_merged_sums_like_torch_sum(dtype, case):
         # with a kept dim expanded too (its sum copied out along it by the store)
         y = x.narrow(-1, 0, 1).expand(x.shape)
         assert_sum_matches(wr.sum(y, dims), y, dims)
+
+
+# Slices (geometry.h, ReductionPass::slices): a columns pass adds the innermost reduced
+# dim among its outer dims too, where that lies above its rows and the pass's slabs are
+# not for tiles (longer than 4 KiB), rather than leaving it to a pass of its own: (shape,
+# layout, dims, the pass that takes them, its length, reduced stride, slices and inner).
+SLICED_CASES = [
+    ((6, 2, 541, 900, 8), "offset", [3, 1], 0, 900, 9, (2, 4382100), 8),
+    ((64, 3, 1000, 5), "contiguous", [0, 2], 0, 1000, 5, (64, 15000), 5),
+    ((5, 7, 200, 33), "contiguous", [0, 2], 0, 200, 33, (5, 46200), 33),
+    ((7, 2, 40, 1030), "sliced", [-4, -2], 0, 40, 1033, (7, 165280), 1030),
+    ((3, 5, 700, 2, 9), "contiguous", [0, 2, 3], 0, 1400, 9, (3, 63000), 9),  # 700 x 2 merged
+    # over dim 2 and the short dim 4 under it (rows of 9 after), dim 0 as slices
+    ((3, 5, 1100, 4, 9), "contiguous", [0, 2, 4], 0, 1100, 36, (3, 198000), 36),
+    ((2, 3, 5, 7, 500, 9), "contiguous", [0, 2, 4], 0, 500, 9, (5, 31500), 9),  # a pass after
+]
+
+
+@pytest.mark.parametrize("case", SLICED_CASES, ids=str)
+def test_columns_take_a_second_reduced_dim_as_slices(case):
+    shape, layout, dims, index, length, stride, slices, inner = case
+    for dtype in (torch.float32, torch.bfloat16, torch.int8):
+        x = make(shape, layout, dtype, "cpu")
+        p = wr._C.plan(x, dims, as_cuda=True)["passes"][index]
+        assert (p["length"], p["reduced_stride"], p["slices"], p["inner"]) == (
+            length,
+            stride,
+            slices,
+            inner,
+        ), p
+        assert p["launch"].startswith("columns vector="), p  # no tiles, folded rows or at once
+        assert "fold" not in p["launch"] and "tiles_at_once" not in p["launch"], p
+        # The CPU's kernels plan a pass for each reduced dim.
+        assert all(q["slices"] == (1, 0) for q in wr._C.plan(x, dims)["passes"])
+
+
+def interleaved(dtype, device):
+    """Reduced dims 12 and 8 elements apart, 2 and 1200 of them, over rows of 4: the
+    outer one's step is under the other's span."""
+    base = random_tensor((9608,), dtype, device)
+    return base.as_strided((2, 1200, 4), (12, 8, 1))
+
+
+# Whole aligned vectors (a lane's loads down a short reduced dim in flight together):
+# float32 38 x 2 x 54191 x 2 x 4 over dims (1, 3), smaller.
+WHOLE_VECTOR_SLICES = ((38, 2, 541, 2, 4), [1, 3])
+
+
+def test_slices_where_the_slabs_are_not_tiled_and_the_rows_run_up():
+    shape, dims = WHOLE_VECTOR_SLICES
+    (p,) = wr._C.plan(make(shape, "contiguous", torch.float32, "cpu"), dims, as_cuda=True)["passes"]
+    assert (p["length"], p["slices"], p["launch"]) == (2, (2, 4328), "columns vector=4 tx=512 ty=1 flat")
+    # Rows of 4 bfloat16s are half a vector: slabs of 16 bytes, tiled, two passes.
+    passes = wr._C.plan(make(shape, "contiguous", torch.bfloat16, "cpu"), dims, as_cuda=True)["passes"]
+    assert [q["slices"] for q in passes] == [(1, 0), (1, 0)]
+    # Rows that would interleave: two passes.
+    passes = wr._C.plan(interleaved(torch.float32, "cpu"), [0, 1], as_cuda=True)["passes"]
+    assert [q["slices"] for q in passes] == [(1, 0), (1, 0)]
+
+
+@requires_cuda
+@pytest.mark.parametrize("dtype", DTYPES, ids=str)
+@pytest.mark.parametrize("case", SLICED_CASES + [WHOLE_VECTOR_SLICES], ids=str)
+def test_sliced_columns_sum_like_torch_sum(dtype, case):
+    shape, dims = case[0], case[2] if len(case) > 2 else case[1]
+    layout = case[1] if len(case) > 2 else "contiguous"
+    x = make(shape, layout, dtype, "cuda")
+    for keepdim in (False, True):
+        assert_sum_matches(wr.sum(x, dims, keepdim=keepdim), x, dims, keepdim=keepdim)
+    # The same bits from run to run, and a transposed view (its result permuted).
+    assert torch.equal(wr.sum(x, dims), wr.sum(x, dims))
+    y = x.transpose(0, -1)
+    flipped = [y.dim() - 1 - (d % y.dim()) for d in dims]
+    assert_sum_matches(wr.sum(y, flipped), y, flipped)
+    z = interleaved(dtype, "cuda")
+    assert_sum_matches(wr.sum(z, [0, 1]), z, [0, 1])
 
 
 # 1-byte elements in rows aligned alike to 4 bytes: 4-byte words, four outputs a lane,

@@ -52,6 +52,21 @@ struct Columns {
   int last_row_elements = 0;
   // ReductionPass::result_apart (storing across: Launch::store_across).
   int64_t result_apart = 1;
+  // Slices (ReductionPass::slices; auto, the general kernel): `length` counts the rows of
+  // every slice, row r being row r % slice_rows of slice r / slice_rows.
+  int64_t slices = 1;
+  int64_t slice_stride = 0;
+  FastDivmod slice_rows;
+  // Row r's offset from its column's first element (host and device).
+  WARPREDUCE_HOST_DEVICE int64_t row_offset(int64_t r) const {
+    if (slices == 1) return r * reduced_stride;
+#if defined(__CUDA_ARCH__)
+    const unsigned s = slice_rows.div(static_cast<unsigned>(r));
+#else
+    const int64_t s = r / slice_rows.divisor;
+#endif
+    return s * slice_stride + (r - int64_t{s} * slice_rows.divisor) * reduced_stride;
+  }
 };
 
 constexpr unsigned kColumnThreads = 512;
@@ -680,7 +695,8 @@ __global__ void __launch_bounds__(kColumnThreads, (kColumnMinBlocks<P, kVec>))
     const int valid = static_cast<int>(min(int64_t{kVec}, c.inner - i0));  // outputs of the column
     const T* base = c.x + c.outer.offset(o) + i0 * c.inner_stride;
     typename P::template Columns<kVec> acc;
-    if (active) {
+    // The lane's rows added into acc, row r at row_at(r).
+    auto add_rows = [&](auto&& row_at) {
       using Load = Loaded<T, kVec>;
       const int64_t step = ty, first = r_begin + ty_index;
       // Folded rows whose last vector is partial: that row by elements, after the rest.
@@ -693,7 +709,7 @@ __global__ void __launch_bounds__(kColumnThreads, (kColumnMinBlocks<P, kVec>))
 #pragma unroll
           for (int u = 0; u < kUnroll; ++u) {
             const int64_t row = r + u * step;
-            v[u] = row < r_whole ? load(base + row * c.reduced_stride) : Load{};
+            v[u] = row < r_whole ? load(row_at(row)) : Load{};
           }
 #pragma unroll
           for (int u = 0; u < kUnroll; ++u) v[u].add_to(acc);  // zeros past r_whole
@@ -709,9 +725,9 @@ __global__ void __launch_bounds__(kColumnThreads, (kColumnMinBlocks<P, kVec>))
         bool edge = valid < kVec;
         if (kShifted && first < r_end) {
           const int64_t last = first + (r_end - 1 - first) / step * step;
-          edge = edge ||
-                 !Load::shifts_within(base + first * c.reduced_stride, tiling.begin, tiling.end) ||
-                 !Load::shifts_within(base + last * c.reduced_stride, tiling.begin, tiling.end);
+          // (Rows run up in memory, slices too: geometry.h.)
+          edge = edge || !Load::shifts_within(row_at(first), tiling.begin, tiling.end) ||
+                 !Load::shifts_within(row_at(last), tiling.begin, tiling.end);
         }
         if (edge || kLoad == ColumnLoad::kElements) {
           sum_rows([&](const T* p) { return Load::load_elements(p, valid); });
@@ -724,13 +740,25 @@ __global__ void __launch_bounds__(kColumnThreads, (kColumnMinBlocks<P, kVec>))
           // The lanes' shares of that row: a whole vector, part of one, or nothing.
           const int64_t last_valid = min(int64_t{kVec}, c.last_row_elements - i0);
           if (partial_last && last_valid > 0 && r_whole >= first && (r_whole - first) % step == 0) {
-            Load::load_elements(base + r_whole * c.reduced_stride, static_cast<int>(last_valid))
-                .add_to(acc);
+            Load::load_elements(row_at(r_whole), static_cast<int>(last_valid)).add_to(acc);
           }
         } else if (partial_last && r_whole >= first && (r_whole - first) % step == 0) {
           // (tx == 1: the row is the lane's one vector.)
-          Load::load_elements(base + r_whole * c.reduced_stride, c.last_row_elements).add_to(acc);
+          Load::load_elements(row_at(r_whole), c.last_row_elements).add_to(acc);
         }
+      }
+    };
+    if (active) {
+      auto plain = [&](int64_t row) { return base + row * c.reduced_stride; };
+      // Slices only where the plan makes them (auto's passes; folded rows have none).
+      if constexpr (!P::kExact && !kFolded) {
+        if (c.slices > 1) {
+          add_rows([&](int64_t row) { return base + c.row_offset(row); });
+        } else {
+          add_rows(plain);
+        }
+      } else {
+        add_rows(plain);
       }
     }
     C sums[kVec];

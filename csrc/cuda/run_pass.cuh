@@ -122,7 +122,7 @@ void launch_columns_kernel(const Columns<T>& c, const Launch& launch, Out* y,
   }
   // Strides are not negative (geometry.h): the data runs from c.x to its last element.
   const int64_t last_row = c.last_row_elements ? c.last_row_elements : c.inner;
-  const T* last = c.x + c.outer.offset(c.outer_size - 1) + (c.length - 1) * c.reduced_stride +
+  const T* last = c.x + c.outer.offset(c.outer_size - 1) + c.row_offset(c.length - 1) +
                   (last_row - 1) * c.inner_stride;
   t.begin = address_of(c.x);
   t.end = address_of(last + 1);
@@ -344,6 +344,15 @@ void run_pass(const T* x, const ReductionPass& pass, Out* y, const at::Tensor& l
                    GapMask(pass.period, pass.width),
                    pass.kept_inner()};
       c.result_apart = pass.result_apart;
+      if (pass.slices > 1) {  // (the launch model gives sliced passes the general kernel)
+        TORCH_INTERNAL_ASSERT(launch.fold == 1 && launch.tiles_at_once == 1 &&
+                                  pass.rows() < (int64_t{1} << 31),
+                              "warpreduce: ", launch.describe(), " of ", pass.slices, " slices");
+        c.length = pass.rows();
+        c.slices = pass.slices;
+        c.slice_stride = pass.slice_stride;
+        c.slice_rows = FastDivmod(static_cast<unsigned>(pass.length));
+      }
       // Folded rows (a dense block of outputs, rows one after another): one outer slice
       // of fold_vectors vectors, the last row partial where the elements are not a whole
       // number of them.
