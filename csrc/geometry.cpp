@@ -247,17 +247,18 @@ bool plan_pass(const Layout& layout, PassPlan* plan, const Gaps& gaps, bool slic
   }
   // Slices: the innermost reduced outer dim, its rows within one step of it (the rows a
   // lane adds then run up in memory: columns.cuh checks their ends), fewer than 2^31 rows
-  // in all (columns.cuh indexes them with 32-bit divisions); only where the launch model
-  // would not tile the pass's slabs (too long for tiles, or whole aligned vectors: the
-  // tiles do not take slices).
-  const int64_t column_slab =
-      (pass.length - 1) * pass.reduced_stride + (pass.inner - 1) * pass.inner_stride + 1;
+  // in all (columns.cuh indexes them with 32-bit divisions), where the columns are whole
+  // aligned 16-byte vectors (which the launch model neither tiles nor folds: row r's
+  // place, a division, then costs little a byte). On an H200 (2026-11-29, against a pass
+  // each; WARPREDUCE_NO_COLUMN_SLICES=1): float32 38 x 2 x 54191 x 2 x 4 over dims (1,
+  // 3) 142.9 -> 50.5 us, 1417 x 81 x 4 x 13 sliced 20.1 -> 16.7; columns of an element
+  // or a pair a lane lost 1.3-1.6x (float32 2 x 4561 x 1784 sliced 26.6 -> 36.0 us, 8 x
+  // 31 x 5 x 183 x 233 transposed 69.0 -> 97.6, bfloat16 7 x 2 x 233754 x 5 33.8 -> 48.2).
   const bool whole_vectors = gaps.lanes > 1 && block.span == 0 && columns &&
                              layout[last].stride == 1 && pass.inner % gaps.lanes == 0 &&
                              rows_aligned_but(layout, inner, last, gaps);
   int sliced = -1;
-  if (slices && columns && pass.reduced_stride > 0 &&
-      (column_slab > gaps.min_column_slab || whole_vectors)) {
+  if (slices && whole_vectors && pass.reduced_stride > 0) {
     for (int d = inner - 1; d >= 0 && sliced < 0; --d) {
       if (d != reduced && layout[d].reduced) sliced = d;
     }

@@ -210,16 +210,19 @@ Launch columns_launch(const ReductionPass& pass, const ElementShape& element,
   const bool long_partial = enough_vectors && aligned && rare_partials;
   // Past kColumnMaxShiftedRows rows, 2-byte elements in rows aligned alike to 4 bytes read
   // 4-byte pairs instead (below; launch_model.h has the measurement).
-  // Longer reduced dims of 2-byte elements that pairs cannot read either (rows an odd
-  // number of elements apart, or the data not on 4 bytes) take shifted vectors too where
-  // their slabs are too long to tile, rather than an element a lane (2 bytes a load, 64
-  // in flight a lane): bfloat16 554 x 265 x 616 permuted over dim 2 ran at 0.79x
-  // torch.sum that way on an H200 (seed 251). WARPREDUCE_NO_LONG_SHIFTED=1 leaves them
-  // out: a knob for measuring.
+  // Reduced dims of 2-byte elements up to twice that long that pairs cannot read either
+  // (rows an odd number of elements apart, or the data not on 4 bytes) take shifted
+  // vectors too where their slabs are too long to tile, rather than an element a lane.
+  // On an H200 (2026-11-29, WARPREDUCE_NO_LONG_SHIFTED=1 the other arm): bfloat16 34 x
+  // 912925 over dim 0 49.4 -> 33.0 us, float16 53407 x 2 x 5 x 1 x 4 x 20 permuted (40
+  // rows) 114.9 -> 70.3; longer ones, split over lanes down the reduced dim, lost 1.2-2x
+  // (bfloat16 123 x 55709 over dim 0 11.0 -> 20.2 us, 554 x 265 x 616 permuted 90.9 ->
+  // 140.2, 7 x 5279 x 3601 120.9 -> 146.4).
   static const bool no_long_shifted = knob_is_set("WARPREDUCE_NO_LONG_SHIFTED");
   const bool long_shifted = !no_long_shifted && enough_vectors && !aligned &&
                             bytes == Tuning::kColumnPairBytes &&
                             rows > Tuning::kColumnMaxUnalignedRows &&
+                            rows <= 2 * Tuning::kColumnMaxUnalignedRows &&
                             !rows_aligned(pass, element, 2, 4) && !slabs_fit(pass, bytes);
   const bool shifted =
       long_shifted ||

@@ -215,7 +215,7 @@ def test_column_elements(shape, layout, dims, dtype):
 
 # 2-byte elements in rows aligned alike to 4 bytes but not 16: shifted vectors up to 8
 # rows, 4-byte pairs after; rows an odd number of elements apart (or data not aligned to
-# 4 bytes) stay shifted, past 32 rows too where their slabs are too long to tile.
+# 4 bytes) stay shifted up to 64 rows where their slabs are too long to tile.
 SHIFTED_OR_PAIRS = [
     ((8, 4098), "contiguous", "vector=8 shifted "),
     ((9, 4098), "contiguous", "vector=2 "),
@@ -225,12 +225,14 @@ SHIFTED_OR_PAIRS = [
     ((9, 4097), "contiguous", "vector=8 shifted "),
     ((32, 4097), "contiguous", "vector=8 shifted "),
     ((33, 4097), "contiguous", "vector=8 shifted "),
-    ((1025, 265), "contiguous", "vector=8 shifted "),  # rows 530 bytes apart
+    ((64, 4097), "contiguous", "vector=8 shifted "),
+    ((65, 4097), "contiguous", "vector=1 "),  # longer: an element a lane
+    ((1025, 265), "contiguous", "vector=1 "),
     ((9, 4098), "offset", "vector=8 shifted "),  # data not aligned to 4 bytes
-    ((77, 4098), "offset", "vector=8 shifted "),
-    ((300, 33), "contiguous", "vector=8 shifted "),  # 4 vectors a row: the fewest
-    ((300, 31), "offset", "vector=1 "),  # fewer: an element a lane
-    ((200, 37), "offset", "vector=8 shifted "),
+    ((64, 4098), "offset", "vector=8 shifted "),
+    ((77, 4098), "offset", "vector=1 "),
+    ((64, 33), "contiguous", "vector=8 shifted "),  # 4 vectors a row: the fewest
+    ((60, 37), "offset", "vector=8 shifted "),
 ]
 
 
@@ -453,8 +455,7 @@ GAPPED_COLUMN_CASES = [
     # dims (0, 2), took two column passes at 0.38x torch.sum on an H200)
     (torch.bfloat16, (512, 4, 6, 64, 5), 3, 1, [0, 2], ["columns", "columns"], (8, 5)),
     (torch.float32, (512, 4, 6, 64, 5), 3, 1, [0, 2], ["columns", "columns"], (8, 5)),
-    # (stepped, no gaps: over dim 2, dim 0 its slices: one pass)
-    (torch.float32, (512, 4, 6, 64, 5), 3, 2, [0, 2], ["columns"], (1, 1)),
+    (torch.float32, (512, 4, 6, 64, 5), 3, 2, [0, 2], ["columns", "columns"], (1, 1)),
     # ... whose bottom dim is a short reduced one: its rows summed after, a lane a row
     (torch.float32, (512, 6, 64, 5), 3, 1, [0, 3], ["columns", "rows_short"], (8, 5)),
     (torch.bfloat16, (512, 6, 64, 5), 3, 1, [0, 3], ["columns", "rows_short"], (8, 5)),
@@ -983,28 +984,27 @@ def test_narrow_merged_sums_like_torch_sum(dtype, case):
         assert_sum_matches(wr.sum(y, dims), y, dims)
 
 
-# Slices (geometry.h, ReductionPass::slices): a columns pass adds the innermost reduced
-# dim among its outer dims too, where that lies above its rows and the pass's slabs are
-# not for tiles (longer than 4 KiB), rather than leaving it to a pass of its own: (shape,
-# layout, dims, the pass that takes them, its length, reduced stride, slices and inner).
+# Slices (geometry.h, ReductionPass::slices): a columns pass of whole aligned vectors adds
+# the innermost reduced dim among its outer dims too, where that lies above its rows,
+# rather than leaving it to a pass of its own: (shape, dims, the pass's length, reduced
+# stride, slices and inner), contiguous.
 SLICED_CASES = [
-    ((6, 2, 541, 900, 8), "offset", [3, 1], 0, 900, 9, (2, 4382100), 8),
-    ((64, 3, 1000, 5), "contiguous", [0, 2], 0, 1000, 5, (64, 15000), 5),
-    ((5, 7, 200, 33), "contiguous", [0, 2], 0, 200, 33, (5, 46200), 33),
-    ((7, 2, 40, 1030), "sliced", [-4, -2], 0, 40, 1033, (7, 165280), 1030),
-    ((3, 5, 700, 2, 9), "contiguous", [0, 2, 3], 0, 1400, 9, (3, 63000), 9),  # 700 x 2 merged
-    # over dim 2 and the short dim 4 under it (rows of 9 after), dim 0 as slices
-    ((3, 5, 1100, 4, 9), "contiguous", [0, 2, 4], 0, 1100, 36, (3, 198000), 36),
-    ((2, 3, 5, 7, 500, 9), "contiguous", [0, 2, 4], 0, 500, 9, (5, 31500), 9),  # a pass after
+    ((38, 2, 541, 2, 16), [1, 3], 2, 16, (2, 17312), 16),
+    ((64, 3, 100, 32), [0, 2], 100, 32, (64, 9600), 32),
+    ((5, 7, 200, 48), [2, 0], 200, 48, (5, 67200), 48),
+    ((3, 5, 70, 2, 16), [0, 2, 3], 140, 16, (3, 11200), 16),  # 70 x 2 merged
+    ((2, 3, 5, 7, 50, 16), [0, 2, 4], 50, 16, (5, 5600), 16),  # and a pass after
+    # over dim 2 and the short dim 4 under it, dim 0 as slices
+    ((3, 5, 110, 4, 4), [0, 2, 4], 110, 16, (3, 8800), 16),
 ]
 
 
 @pytest.mark.parametrize("case", SLICED_CASES, ids=str)
 def test_columns_take_a_second_reduced_dim_as_slices(case):
-    shape, layout, dims, index, length, stride, slices, inner = case
+    shape, dims, length, stride, slices, inner = case
     for dtype in (torch.float32, torch.bfloat16, torch.int8):
-        x = make(shape, layout, dtype, "cpu")
-        p = wr._C.plan(x, dims, as_cuda=True)["passes"][index]
+        x = make(shape, "contiguous", dtype, "cpu")
+        p = wr._C.plan(x, dims, as_cuda=True)["passes"][0]
         assert (p["length"], p["reduced_stride"], p["slices"], p["inner"]) == (
             length,
             stride,
@@ -1013,8 +1013,14 @@ def test_columns_take_a_second_reduced_dim_as_slices(case):
         ), p
         assert p["launch"].startswith("columns vector="), p  # no tiles, folded rows or at once
         assert "fold" not in p["launch"] and "tiles_at_once" not in p["launch"], p
-        # The CPU's kernels plan a pass for each reduced dim.
+        # The CPU's kernels plan a pass for each reduced dim, and so do columns that are
+        # not whole aligned vectors (an element or a pair a lane lost with slices; a later
+        # pass reads aligned partial sums).
         assert all(q["slices"] == (1, 0) for q in wr._C.plan(x, dims)["passes"])
+        for layout in ("offset", "sliced"):
+            x = make(shape, layout, dtype, "cpu")
+            p = wr._C.plan(x, dims, as_cuda=True)["passes"][0]
+            assert p["slices"] == (1, 0), (layout, p)
 
 
 def interleaved(dtype, device):
@@ -1045,12 +1051,13 @@ def test_slices_where_the_slabs_are_not_tiled_and_the_rows_run_up():
 @pytest.mark.parametrize("dtype", DTYPES, ids=str)
 @pytest.mark.parametrize("case", SLICED_CASES + [WHOLE_VECTOR_SLICES], ids=str)
 def test_sliced_columns_sum_like_torch_sum(dtype, case):
-    shape, dims = case[0], case[2] if len(case) > 2 else case[1]
-    layout = case[1] if len(case) > 2 else "contiguous"
-    x = make(shape, layout, dtype, "cuda")
-    for keepdim in (False, True):
-        assert_sum_matches(wr.sum(x, dims, keepdim=keepdim), x, dims, keepdim=keepdim)
+    shape, dims = case[:2]
+    for layout in ("contiguous", "offset", "sliced"):  # sliced, and two passes unaligned
+        x = make(shape, layout, dtype, "cuda")
+        for keepdim in (False, True):
+            assert_sum_matches(wr.sum(x, dims, keepdim=keepdim), x, dims, keepdim=keepdim)
     # The same bits from run to run, and a transposed view (its result permuted).
+    x = make(shape, "contiguous", dtype, "cuda")
     assert torch.equal(wr.sum(x, dims), wr.sum(x, dims))
     y = x.transpose(0, -1)
     flipped = [y.dim() - 1 - (d % y.dim()) for d in dims]
