@@ -210,8 +210,9 @@ struct Gaps {
 // lie a small gap apart, or over columns whose inner dim is gapped. False when more than
 // kMaxOuterDims dims would be outer. Such a tensor is copied into kept-dims-first order,
 // which always fits (one kept dim, one reduced dim).
-// With `slices`, a columns pass also takes the innermost reduced dim among its outer
-// dims as ReductionPass::slices, where that lies above its rows.
+// With `slices`, a columns pass of whole aligned vectors (Gaps::lanes and data_aligned
+// say so: set with gapped inner dims) also takes the innermost reduced dim among its
+// outer dims as ReductionPass::slices, where that lies above its rows.
 bool plan_pass(const Layout& layout, PassPlan* plan, const Gaps& gaps = {}, bool slices = false);
 
 }  // namespace warpreduce

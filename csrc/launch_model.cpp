@@ -219,11 +219,10 @@ Launch columns_launch(const ReductionPass& pass, const ElementShape& element,
   // (bfloat16 123 x 55709 over dim 0 11.0 -> 20.2 us, 554 x 265 x 616 permuted 90.9 ->
   // 140.2, 7 x 5279 x 3601 120.9 -> 146.4).
   static const bool no_long_shifted = knob_is_set("WARPREDUCE_NO_LONG_SHIFTED");
-  const bool long_shifted = !no_long_shifted && enough_vectors && !aligned &&
-                            bytes == Tuning::kColumnPairBytes &&
-                            rows > Tuning::kColumnMaxUnalignedRows &&
-                            rows <= 2 * Tuning::kColumnMaxUnalignedRows &&
-                            !rows_aligned(pass, element, 2, 4) && !slabs_fit(pass, bytes);
+  const bool long_shifted =
+      !no_long_shifted && enough_vectors && !aligned && bytes == Tuning::kColumnPairBytes &&
+      rows > Tuning::kColumnMaxUnalignedRows && rows <= 2 * Tuning::kColumnMaxUnalignedRows &&
+      !rows_aligned(pass, element, 2, 4) && !slabs_fit(pass, bytes);
   const bool shifted =
       long_shifted ||
       (wide && !aligned && bytes <= Tuning::kColumnMaxShiftedBytes &&
@@ -271,10 +270,10 @@ Launch columns_launch(const ReductionPass& pass, const ElementShape& element,
   // permuted over dims (4, 2), 16 rows, took 14.5x torch.sum in words, 9.4 shifted).
   // WARPREDUCE_NO_BYTE_WORDS=1 leaves them out: a knob for measuring.
   static const bool no_byte_words = knob_is_set("WARPREDUCE_NO_BYTE_WORDS");
-  const bool byte_words = !no_byte_words && contiguous && bytes == 1 &&
-                          rows_aligned(pass, element, 4, 4) && pass.inner >= 4 &&
-                          (!aligned ? rows >= Tuning::kColumnMinWordRows
-                                    : rows > Tuning::kColumnMaxUnalignedRows);
+  const bool byte_words =
+      !no_byte_words && contiguous && bytes == 1 && rows_aligned(pass, element, 4, 4) &&
+      pass.inner >= 4 &&
+      (!aligned ? rows >= Tuning::kColumnMinWordRows : rows > Tuning::kColumnMaxUnalignedRows);
   // Short slabs: through shared memory, unless the loads are whole vectors already (a
   // lane then owns a vector of adjacent outputs, and its loads down a short reduced dim
   // are in flight together): 8 rows of 4, 8 and 12 floats ran at 59%, 84% and 87% of a
@@ -437,12 +436,12 @@ Launch columns_launch(const ReductionPass& pass, const ElementShape& element,
     static const bool one_tile = knob_is_set("WARPREDUCE_ONE_TILE_AT_ONCE");
     const int64_t rows_in_flight = column_rows_in_flight(launch.vector, bytes, launch.load);
     const int64_t tiles = ceil_div(pass.outer_size * columns, launch.tx);
-    while (
-        !one_tile && !sliced && bytes == Tuning::kColumnAtOnceBytes && launch.ty == 1 &&
-        !launch.outer_first &&
-        !launch.store_across && launch.tiles_at_once * 2 <= Tuning::kColumnMaxTilesAtOnce &&
-        launch.tiles_at_once * 2 * pass.length <= rows_in_flight &&
-        tiles >= launch.tiles_at_once * 2 * Tuning::kColumnAtOnceMinRounds * resident / threads) {
+    while (!one_tile && !sliced && bytes == Tuning::kColumnAtOnceBytes && launch.ty == 1 &&
+           !launch.outer_first && !launch.store_across &&
+           launch.tiles_at_once * 2 <= Tuning::kColumnMaxTilesAtOnce &&
+           launch.tiles_at_once * 2 * pass.length <= rows_in_flight &&
+           tiles >=
+               launch.tiles_at_once * 2 * Tuning::kColumnAtOnceMinRounds * resident / threads) {
       launch.tiles_at_once *= 2;
     }
   }

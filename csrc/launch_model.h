@@ -33,6 +33,8 @@
 //                 outputs' whole column and lanes run across outer slices ("flat").
 //                 Also gapped inner dims (geometry.h): kept dims a short gap apart, or
 //                 a strided last dim, read as one span, the gaps' sums left unstored;
+//                 and, over whole aligned vectors, a second reduced dim among the
+//                 outer dims as slices of the rows (geometry.h, ReductionPass::slices);
 //                 and folded ones: a dense block of a few outputs under a long
 //                 reduced dim, rows one after another, read as one stream of whole
 //                 vectors; and padded ones (a narrow innermost dim in rows a gap

@@ -1038,9 +1038,15 @@ WHOLE_VECTOR_SLICES = ((38, 2, 541, 2, 4), [1, 3])
 def test_slices_where_the_slabs_are_not_tiled_and_the_rows_run_up():
     shape, dims = WHOLE_VECTOR_SLICES
     (p,) = wr._C.plan(make(shape, "contiguous", torch.float32, "cpu"), dims, as_cuda=True)["passes"]
-    assert (p["length"], p["slices"], p["launch"]) == (2, (2, 4328), "columns vector=4 tx=512 ty=1 flat")
+    assert (p["length"], p["slices"], p["launch"]) == (
+        2,
+        (2, 4328),
+        "columns vector=4 tx=512 ty=1 flat",
+    )
     # Rows of 4 bfloat16s are half a vector: slabs of 16 bytes, tiled, two passes.
-    passes = wr._C.plan(make(shape, "contiguous", torch.bfloat16, "cpu"), dims, as_cuda=True)["passes"]
+    passes = wr._C.plan(make(shape, "contiguous", torch.bfloat16, "cpu"), dims, as_cuda=True)[
+        "passes"
+    ]
     assert [q["slices"] for q in passes] == [(1, 0), (1, 0)]
     # Rows that would interleave: two passes.
     passes = wr._C.plan(interleaved(torch.float32, "cpu"), [0, 1], as_cuda=True)["passes"]

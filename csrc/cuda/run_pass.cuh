@@ -345,9 +345,9 @@ void run_pass(const T* x, const ReductionPass& pass, Out* y, const at::Tensor& l
                    pass.kept_inner()};
       c.result_apart = pass.result_apart;
       if (pass.slices > 1) {  // (the launch model gives sliced passes the general kernel)
-        TORCH_INTERNAL_ASSERT(launch.fold == 1 && launch.tiles_at_once == 1 &&
-                                  pass.rows() < (int64_t{1} << 31),
-                              "warpreduce: ", launch.describe(), " of ", pass.slices, " slices");
+        TORCH_INTERNAL_ASSERT(
+            launch.fold == 1 && launch.tiles_at_once == 1 && pass.rows() < (int64_t{1} << 31),
+            "warpreduce: ", launch.describe(), " of ", pass.slices, " slices");
         c.length = pass.rows();
         c.slices = pass.slices;
         c.slice_stride = pass.slice_stride;
