@@ -149,7 +149,8 @@ def test_column_shapes():
     x = make((7, 4098), "offset", torch.float32, "cpu")  # not aligned to 8 bytes
     assert wr._C.plan(x, [0])["passes"][0]["launch"].startswith("columns vector=4 elements ")
     # 2-byte elements in rows an even number apart under longer reduced dims: 4-byte
-    # pairs; an odd number apart, or data not aligned to 4 bytes: shifted vectors.
+    # pairs; an odd number apart, or data not aligned to 4 bytes: shifted vectors (up to
+    # 64 rows).
     for dtype in (torch.bfloat16, torch.float16, torch.int16):
         for shape, layout, vector in [
             ((33, 4098), "contiguous", 2),
@@ -1035,7 +1036,7 @@ def interleaved(dtype, device):
 WHOLE_VECTOR_SLICES = ((38, 2, 541, 2, 4), [1, 3])
 
 
-def test_slices_where_the_slabs_are_not_tiled_and_the_rows_run_up():
+def test_slices_only_over_whole_vectors_whose_rows_run_up():
     shape, dims = WHOLE_VECTOR_SLICES
     (p,) = wr._C.plan(make(shape, "contiguous", torch.float32, "cpu"), dims, as_cuda=True)["passes"]
     assert (p["length"], p["slices"], p["launch"]) == (
@@ -1043,7 +1044,7 @@ def test_slices_where_the_slabs_are_not_tiled_and_the_rows_run_up():
         (2, 4328),
         "columns vector=4 tx=512 ty=1 flat",
     )
-    # Rows of 4 bfloat16s are half a vector: slabs of 16 bytes, tiled, two passes.
+    # Rows of 4 bfloat16s are half a vector: no slices, two passes.
     passes = wr._C.plan(make(shape, "contiguous", torch.bfloat16, "cpu"), dims, as_cuda=True)[
         "passes"
     ]
