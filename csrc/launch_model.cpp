@@ -312,28 +312,50 @@ Launch columns_launch(const ReductionPass& pass, const ElementShape& element,
   // before the merge (2026-11-29: a block of 16 vectors, merged, ran 17.8 -> 15.7 us
   // unfolded, float32 8 x 8 x 101177 permuted over dim 2, H200).
   // WARPREDUCE_NO_FOLDED_COLUMNS=1 leaves them out: a knob for measuring (benchmarks).
+  // Blocks with gaps fold too (launch_model.h, FoldBlock): the inner dim and an outer dim
+  // above it any distance apart, the rows any distance apart past the block (x.sum(0) of
+  // x[:, :3] of an N x 12 tensor): the stream then holds the gaps, read and left
+  // unstored, where it is at most kColumnFoldMaxRead times the bytes that reading the
+  // block alone costs, and the block's rows at most kColumnGappedFoldMaxWidth wide (their
+  // columns otherwise give lanes enough to read). On an H200 (2026-11-29, against
+  // WARPREDUCE_NO_GAPPED_FOLDS=1, rows 3 or 5 wide): bfloat16 20000000 x 3 of rows of 12
+  // over dim 0 284.1 -> 119.0 us, 4000000 x 4 x 3 of 8 x 6 288.9 -> 103.2, 10000000 x 5
+  // of 20 245.1 -> 100.5, float16 300000 x 3 of 12 15.2 -> 9.7, float64 4000000 x 3 of 5
+  // 50.4 -> 43.0, float32 46.3 -> 43.4; float16 6000000 x 3 of 13 43.4 -> 44.8. Wider
+  // rows lost: float32 3000000 x 20 of 46 116.6 -> 137.5 us, 2000000 x 9 of 31 55.8 ->
+  // 65.5, bfloat16 2000000 x 10 of 30 35.1 -> 37.6 (their columns read an element or a
+  // pair a lane at 2300-2700 GB/s).
+  // WARPREDUCE_NO_GAPPED_FOLDS=1 folds dense blocks only: a knob for measuring.
   static const bool no_folded = knob_is_set("WARPREDUCE_NO_FOLDED_COLUMNS");
+  static const bool no_gapped_folds = knob_is_set("WARPREDUCE_NO_GAPPED_FOLDS");
   const int64_t kept = pass.outer_size * pass.inner;
-  const bool dense_block =
-      pass.outer.ndim == 0 || (pass.outer.ndim == 1 && pass.outer.strides[0] == pass.inner);
-  const int64_t block_vectors = kept / std::gcd(kept, lanes);  // the fewest: lcm / lanes
+  const FoldBlock block = fold_block(pass);
+  const int64_t period = pass.reduced_stride;  // the stream repeats every row
+  const bool dense_block = block.span == kept && period == kept;
+  const bool block_fits =
+      block.span > 0 && period >= block.span && !whole &&
+      block.width <= Tuning::kColumnGappedFoldMaxWidth &&
+      period * bytes <= Tuning::kColumnFoldMaxRead * block_read_bytes(block, period, bytes);
+  const int64_t block_vectors = period / std::gcd(period, lanes);  // the fewest: lcm / lanes
   // The multiple of block_vectors that leaves the fewest of its power of two of lanes
-  // idle (3 vectors: 15 of 16 lanes), the fewest vectors among equals.
+  // idle (3 vectors: 15 of 16 lanes), the fewest vectors among equals; a block with gaps
+  // at least 2 (it takes the folded kernel, which stores by position).
   int64_t best = block_vectors;
   for (int64_t v = 2 * block_vectors; v <= Tuning::kColumnFoldMaxVectors; v += block_vectors) {
     if (v * pow2_ceil(best) > best * pow2_ceil(v)) best = v;
   }
+  if (!dense_block && best == 1) best = 2;
   const bool stream =
       whole && pass.outer_size == 1 && !(pass.result_apart > 1 && best > block_vectors);
   const bool folded = !no_folded && !sliced && contiguous && bytes >= Tuning::kColumnFoldMinBytes &&
-                      !pass.gapped() && dense_block && pass.reduced_stride == kept && kept > 1 &&
-                      !stream && block_vectors <= Tuning::kColumnFoldMaxVectors &&
+                      !pass.gapped() && (dense_block || (block_fits && !no_gapped_folds)) &&
+                      period > 1 && !stream && block_vectors <= Tuning::kColumnFoldMaxVectors &&
                       element.data_address % 16 == 0;
   if (folded) {
     Launch launch;
     launch.kind = LaunchKind::kColumns;
     launch.vector = lanes;
-    launch.fold = kept;
+    launch.fold = period;
     launch.fold_vectors = best;
     // A block that divides a vector (fold_vectors 1) folds within each lane, in the
     // general kernel; wider folded rows take a kernel of their own (columns.cuh).
@@ -498,6 +520,23 @@ std::string Launch::describe() const {
       break;
   }
   return s.str();
+}
+
+FoldBlock fold_block(const ReductionPass& pass) {
+  if (pass.is_rows() || pass.inner_stride != 1 || pass.gapped() || pass.outer.ndim > 1) return {};
+  FoldBlock block;
+  block.count = pass.outer_size;
+  block.width = pass.inner;
+  block.stride = pass.outer.ndim == 1 ? pass.outer.strides[0] : pass.inner;
+  if (block.count > 1 && block.stride < block.width) return {};
+  block.span = (block.count - 1) * block.stride + block.width;
+  return block;
+}
+
+int64_t block_read_bytes(const FoldBlock& block, int64_t period, int64_t bytes) {
+  auto gap = [&](int64_t elements) { return std::min<int64_t>(elements * bytes, 32); };
+  return block.count * block.width * bytes + (block.count - 1) * gap(block.stride - block.width) +
+         gap(period - block.span);
 }
 
 int64_t slab_span(const ReductionPass& pass) {

@@ -37,7 +37,8 @@
 //                 outer dims as slices of the rows (geometry.h, ReductionPass::slices);
 //                 and folded ones: a dense block of a few outputs under a long
 //                 reduced dim, rows one after another, read as one stream of whole
-//                 vectors; and padded ones (a narrow innermost dim in rows a gap
+//                 vectors (a block of narrow rows with gaps too, the gaps read and
+//                 left unstored); and padded ones (a narrow innermost dim in rows a gap
 //                 apart, read as whole vectors). Where the result holds consecutive
 //                 outer indices side by side (a permuted input's), a warp takes 32 of
 //                 them in one column ("outer-first"), or, of a shorter outer extent,
@@ -136,10 +137,11 @@ struct Launch {
   // side by side, rather than a lane's adjacent outputs result_apart rows apart.
   bool store_across = false;
   // columns: where a block of a few outputs (one dense block of memory: the inner dim
-  // and any outer dim right above it) sits under a long reduced dim whose rows follow one
-  // another, those outputs: the rows run as one stream of whole vectors, cut into folded
-  // rows of fold_vectors vectors (a whole number of the block's rows), a lane a vector of
-  // each, and the lanes' sums are folded into the fold outputs at the end (columns.cuh).
+  // and any outer dim right above it; or such a block with gaps, FoldBlock) sits under a
+  // long reduced dim whose rows follow one another, the reduced stride: the rows run as
+  // one stream of whole vectors, cut into folded rows of fold_vectors vectors (a whole
+  // number of the stream's periods), a lane a vector of each, and the lanes' sums are
+  // folded into the period's positions at the end, those of outputs stored (columns.cuh).
   // 1: not folded.
   int64_t fold = 1;
   int64_t fold_vectors = 1;
@@ -155,6 +157,20 @@ constexpr int column_rows_in_flight(int64_t vector, int64_t bytes, ColumnLoad lo
 // The decision for `pass`, its elements described by `element`, on `device`.
 Launch choose_launch(const ReductionPass& pass, const ElementShape& element,
                      const DeviceShape& device);
+
+// Folded columns (Launch::fold): the pass's outputs as one block of memory, `count`
+// rows of `width` contiguous outputs (the inner dim) `stride` apart (the outer dim, at
+// most one), `span` elements from the first to the last; span 0 where they are not.
+// Folded, position p of a period (the reduced stride) is output (p / stride) * width +
+// p % stride where p % stride < width (cuda/columns.cuh, store_folded).
+struct FoldBlock {
+  int64_t count = 1, stride = 0, width = 0, span = 0;
+};
+FoldBlock fold_block(const ReductionPass& pass);
+// What reading one block of `bytes`-byte elements in a period of `period` elements costs
+// in DRAM bytes: its elements, and each gap after a row, all of a gap under a 32-byte
+// sector (the sectors either side hold elements), about a sector of a longer one.
+int64_t block_read_bytes(const FoldBlock& block, int64_t period, int64_t bytes);
 
 // slabs: the memory span of one output's elements, in elements, and whether slabs sit
 // close enough together (in their innermost outer dim) for tiles of them to be copied
@@ -237,6 +253,12 @@ struct LaunchTuning {
   // A folded row is at most a warp's vectors: a warp reads whole rows of it, and the
   // fold at the end adds at most 32 vectors' sums.
   static constexpr int64_t kColumnFoldMaxVectors = 32;
+  // Blocks with gaps fold where the stream's bytes are at most this many times what the
+  // block alone costs to read and the block's rows at most this many elements wide
+  // (launch_model.cpp has the measurement: widths 3 and 5 gained up to 2.8x, 9-20 lost
+  // 7-15%; a read of 1.3x the block's gained).
+  static constexpr int64_t kColumnFoldMaxRead = 2;
+  static constexpr int64_t kColumnGappedFoldMaxWidth = 5;
   // 1-byte elements in rows aligned alike to 4 bytes but not 16 read 4-byte words from this
   // many rows up, shifted vectors below (launch_model.cpp: 2 rows lost in words, 16 won;
   // between, not measured: from 8 rows a lane's words are the 32 bytes of a shifted row).

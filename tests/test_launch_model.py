@@ -530,11 +530,22 @@ def test_gapped_columns_leave_the_gaps_out(dtype, case):
     assert_sum_matches(got, x, dims)
 
 
-def folded_view(shape, dtype, device, layout):
+def folded_view(shape, dtype, device, layout, gap_fill=None):
     """`shape` contiguous ("contiguous"), or its rows one element past an aligned address
     ("unaligned": still one after another), or a prefix of wider rows ("wide"); or, for
     a 3-D shape, a contiguous tensor with its last two dims swapped ("transposed") or its
-    first dim last ("permuted"): the kept dims one dense block, in another order."""
+    first dim last ("permuted"): the kept dims one dense block, in another order. Or
+    ("prefix12", "prefix8x6") the leading corner of rows of that shape, the rest gaps
+    (gap_fill in them where given)."""
+    if layout.startswith("prefix"):
+        wide = tuple(int(n) for n in layout[len("prefix") :].split("x"))
+        base = random_tensor((shape[0],) + wide, dtype, device, seed=6)
+        corner = (slice(None),) + tuple(slice(0, n) for n in shape[1:])
+        if gap_fill is not None:
+            kept = base[corner].clone()
+            base.fill_(gap_fill)
+            base[corner] = kept
+        return base[corner]
     if layout == "contiguous":
         return random_tensor(shape, dtype, device, seed=6)
     if layout == "unaligned":
@@ -594,6 +605,24 @@ FOLDED_CASES = [
     (torch.float32, (65536, 2), "wide", [0], None),  # rows apart
     (torch.float32, (2, 65536, 2), "contiguous", [1], None),  # two outer slices
     (torch.float32, (100, 2), "contiguous", [0], None),  # short: a slab
+    # blocks with gaps (launch_model.h, FoldBlock): the stream holds them, read and left
+    # unstored, where it costs at most twice what reading the block alone does: rows of
+    # 3 of 12 bfloat16s (24 bytes, every sector read anyway), 4 rows of 3 of 6 in rows of
+    # 48, 3 of 5 floats or doubles, rows of 13 (no row aligned matters: one stream), 5 of
+    # 20; not 3 of 64 (128 bytes for 38), nor rows wider than 5 (their columns fill lanes
+    # enough), nor 2 of 4 floats (padded: whole vectors already)
+    (torch.bfloat16, (100003, 3), "prefix12", [0], (12, 15)),
+    (torch.bfloat16, ((1 << 20) + 3, 3), "prefix12", [0], (12, 15)),  # split over blocks
+    (torch.float16, (30011, 4, 3), "prefix8x6", [0], (48, 30)),
+    (torch.float32, (65537, 3), "prefix5", [0], (5, 15)),
+    (torch.float64, (40001, 3), "prefix5", [0], (5, 15)),
+    (torch.int32, (40001, 2, 3), "prefix3x4", [0], (12, 15)),
+    (torch.bfloat16, (65537, 3), "prefix13", [0], (13, 13)),  # rows of 26 bytes: one stream
+    (torch.bfloat16, (65537, 5), "prefix20", [0], (20, 15)),
+    (torch.bfloat16, (65537, 3), "prefix64", [0], None),
+    (torch.bfloat16, (65537, 6), "prefix20", [0], None),  # rows 6 wide: lanes enough
+    (torch.float32, (65537, 9), "prefix31", [0], None),
+    (torch.float32, (65537, 2), "prefix4", [0], None),
 ]
 
 
@@ -630,6 +659,19 @@ def test_folded_columns_sum_like_torch_sum(dtype, case):
         z = x.clone()
         z[-1] = float("nan")
         assert_sum_matches(wr.sum(z[:-1], dims), z[:-1], dims)
+
+
+@requires_cuda
+@pytest.mark.parametrize("dtype", [torch.float32, torch.bfloat16, torch.float64], ids=str)
+@pytest.mark.parametrize("case", [c for c in FOLDED_CASES if c[2].startswith("prefix")], ids=str)
+def test_folded_gaps_are_left_out(dtype, case):
+    """NaN in every gap of a folded stream: read with the block, never stored."""
+    _, shape, layout, dims, _ = case
+    x = folded_view(shape, dtype, "cuda", layout, gap_fill=float("nan"))
+    for kernel in [k for k in ("auto", "exact") if k in wr.kernels("cuda")]:
+        got = wr.sum(x, dims, kernel=kernel)
+        assert not got.isnan().any()
+        assert_sum_matches(got, x, dims, kernel=kernel)
 
 
 def reversed_view(shape, dtype, device, offset=0):

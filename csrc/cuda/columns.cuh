@@ -340,7 +340,8 @@ __device__ __forceinline__ void fold_sums(C (&sums)[kVec], int64_t fold) {
 // Folded rows (Columns::fold; one tile, gridDim.y splits), the block's sums stored, by
 // every thread of the block. Lane tx_index of the first ty row (a holder) has the sums of
 // positions tx_index * kVec + j of the folded rows; the block's sum of output q is that
-// of positions q, q + fold, q + 2 fold, ... in that order. Split, each block leaves its
+// of positions q, q + fold, q + 2 fold, ... in that order (of a block with gaps, the
+// output of position q, where it is one: Columns::gaps). Split, each block leaves its
 // `fold` sums and the last one adds them: split s to thread s % groups of output q, then
 // the groups in order. (Leaving a folded row's positions, as other column tiles leave
 // theirs, the finish's limit of loads a thread gave rows of 23 vectors 64 splits, a third
@@ -367,8 +368,10 @@ __device__ __forceinline__ void store_folded(const P& policy, const Columns<T>& 
     sum = shared[q];
     for (int p = q + fold; p < row; p += fold) sum += shared[p];
   }
+  // Position q's output, where it is one (a block with gaps: Columns::gaps).
+  const bool stores = q < fold && c.gaps.keeps(q) && c.gaps.kept_index(q) < c.kept_inner;
   if (tiling.splits == 1) {
-    if (q < fold) policy.store(y, q, sum);
+    if (stores) policy.store(y, c.gaps.kept_index(q), sum);
     return;
   }
   if (q < fold) partials[blockIdx.y * fold + q] = sum;
@@ -386,10 +389,10 @@ __device__ __forceinline__ void store_folded(const P& policy, const Columns<T>& 
     shared[q] = part;  // group * fold + output
   }
   __syncthreads();
-  if (q < fold) {
+  if (stores) {
     C total = shared[q];
     for (int g = 1; g < groups; ++g) total += shared[g * fold + q];
-    policy.store(y, q, total);
+    policy.store(y, c.gaps.kept_index(q), total);
   }
   if (threadIdx.x == 0) tickets[0] = 0;  // for the next launch on this stream
 }

@@ -364,18 +364,24 @@ void run_pass(const T* x, const ReductionPass& pass, Out* y, const at::Tensor& l
         const int64_t padded = ceil_div(pass.inner, vec) * vec;
         if (pass.gapped() && padded - pass.inner <= pass.slack) c.inner = padded;
       };
+      // A block with gaps (launch_model.h, FoldBlock) stores the positions of its outputs
+      // only: their mask, in the kernel's gaps (the folded kernel reads no other gaps).
       auto fold_into = [&](int64_t vec) {
         if (launch.fold == 1) return;
         const int64_t row = launch.fold_vectors * vec;  // elements of a folded row
-        TORCH_INTERNAL_ASSERT(launch.fold == pass.outer_size * pass.inner &&
+        const FoldBlock block = fold_block(pass);
+        TORCH_INTERNAL_ASSERT(block.span > 0 && block.span <= launch.fold &&
                                   pass.reduced_stride == launch.fold && row % launch.fold == 0 &&
-                                  int64_t{launch.tx} >= launch.fold_vectors && !launch.flat,
+                                  int64_t{launch.tx} >= launch.fold_vectors && !launch.flat &&
+                                  (block.span == launch.fold || launch.load == ColumnLoad::kFolded),
                               "warpreduce: ", launch.describe(), " in vectors of ", vec);
-        const int64_t elements = pass.length * launch.fold;
+        const int64_t elements = (pass.length - 1) * launch.fold + block.span;
         c.outer = OuterDims{};
         c.outer_size = 1;
         c.fold = launch.fold;
-        c.inner = c.kept_inner = c.reduced_stride = row;
+        if (block.span < launch.fold) c.gaps = GapMask(block.stride, block.width);
+        c.kept_inner = block.count * block.width;
+        c.inner = c.reduced_stride = row;
         c.length = ceil_div(elements, row);
         c.last_row_elements = static_cast<int>(elements % row);
       };
