@@ -331,20 +331,20 @@ Launch columns_launch(const ReductionPass& pass, const ElementShape& element,
   const int64_t kept = pass.outer_size * pass.inner;
   const FoldBlock block = fold_block(pass);
   const int64_t period = pass.reduced_stride;  // the stream repeats every row
+  const int64_t block_vectors = period / std::gcd(period, lanes);  // the fewest: lcm / lanes
   const bool dense_block = block.span == kept && period == kept;
+  // (A period that divides a vector folds within each lane, in the general kernel, which
+  // stores every position: blocks with gaps take the folded kernel only.)
   const bool block_fits =
-      block.span > 0 && period >= block.span && !whole &&
+      block.span > 0 && period >= block.span && !whole && block_vectors > 1 &&
       block.width <= Tuning::kColumnGappedFoldMaxWidth &&
       period * bytes <= Tuning::kColumnFoldMaxRead * block_read_bytes(block, period, bytes);
-  const int64_t block_vectors = period / std::gcd(period, lanes);  // the fewest: lcm / lanes
   // The multiple of block_vectors that leaves the fewest of its power of two of lanes
-  // idle (3 vectors: 15 of 16 lanes), the fewest vectors among equals; a block with gaps
-  // at least 2 (it takes the folded kernel, which stores by position).
+  // idle (3 vectors: 15 of 16 lanes), the fewest vectors among equals.
   int64_t best = block_vectors;
   for (int64_t v = 2 * block_vectors; v <= Tuning::kColumnFoldMaxVectors; v += block_vectors) {
     if (v * pow2_ceil(best) > best * pow2_ceil(v)) best = v;
   }
-  if (!dense_block && best == 1) best = 2;
   const bool stream =
       whole && pass.outer_size == 1 && !(pass.result_apart > 1 && best > block_vectors);
   const bool folded = !no_folded && !sliced && contiguous && bytes >= Tuning::kColumnFoldMinBytes &&

@@ -610,7 +610,7 @@ FOLDED_CASES = [
     # 3 of 12 bfloat16s (24 bytes, every sector read anyway), 4 rows of 3 of 6 in rows of
     # 48, 3 of 5 floats or doubles, rows of 13 (no row aligned matters: one stream), 5 of
     # 20; not 3 of 64 (128 bytes for 38), nor rows wider than 5 (their columns fill lanes
-    # enough), nor 2 of 4 floats (padded: whole vectors already)
+    # enough), nor 2 of 4 floats (padded: whole vectors already), nor periods within a vector
     (torch.bfloat16, (100003, 3), "prefix12", [0], (12, 15)),
     (torch.bfloat16, ((1 << 20) + 3, 3), "prefix12", [0], (12, 15)),  # split over blocks
     (torch.float16, (30011, 4, 3), "prefix8x6", [0], (48, 30)),
@@ -623,6 +623,7 @@ FOLDED_CASES = [
     (torch.bfloat16, (65537, 6), "prefix20", [0], None),  # rows 6 wide: lanes enough
     (torch.float32, (65537, 9), "prefix31", [0], None),
     (torch.float32, (65537, 2), "prefix4", [0], None),
+    (torch.bfloat16, (65537, 3), "prefix4", [0], None),  # rows within a vector: not folded
 ]
 
 
