@@ -419,9 +419,20 @@ Launch columns_launch(const ReductionPass& pass, const ElementShape& element,
     // extent 4) wrote each 32-byte sector of its int64 result a quarter at a time, from
     // blocks far apart: 662 us on an H100 (seed 151, 0.38x torch.sum, torch.compile 40
     // us); a warp of 4 outer indices x 8 columns: 2.87x torch.sum on an H200.
+    // Only where the stores matter: a column's bytes at most kOuterFirstMaxColumnBytes
+    // times its output's (every measured gain above: 2-8 rows, outputs at least a quarter
+    // of the input's bytes). Longer columns read as outer-first lost to the same tiles in
+    // the pass's order, whose warps read 32 adjacent columns (H200, 2026-11-29, seed 263,
+    // WARPREDUCE_NO_OUTER_FIRST=1, one round): bfloat16 12122 x 7 x 43 x 23 permuted over
+    // dims (2, 1), 301 rows, 280.9 -> 59.2 us; float16 43 x 170 x 12 x 65 permuted, a
+    // second pass of 12 rows of float partial sums, 25.5 -> 18.2; bool 1456524 x 1 x 5 x 6
+    // permuted (6 rows, int64 outputs) kept it: 121.7 us, 372.4 without.
     // WARPREDUCE_NO_OUTER_FIRST=1 leaves it out: a knob for measuring (benchmarks).
     static const bool no_outer_first = knob_is_set("WARPREDUCE_NO_OUTER_FIRST");
-    launch.outer_first = !no_outer_first && pass.outer_outputs_adjacent && pass.outer_size > 1;
+    const bool stores_matter =
+        element.out_bytes == 0 || rows * bytes <= Tuning::kOuterFirstMaxColumnBytes * element.out_bytes;
+    launch.outer_first =
+        !no_outer_first && pass.outer_outputs_adjacent && pass.outer_size > 1 && stores_matter;
     launch.outer_span = static_cast<unsigned>(std::min<int64_t>(32, pow2_ceil(pass.outer_size)));
     // Otherwise, where the result holds side by side outputs a few apart in the pass's
     // order (the narrow kept dims that the plan merges below the result's innermost dim:

@@ -705,8 +705,15 @@ OUTER_FIRST_CASES = [
     (torch.bool, (806, 7, 70), 32),  # shifted vectors (rows 70 apart)
     (torch.int8, (129, 6, 400), 32),  # 4-byte words
     (torch.float64, (257, 2, 130), 32),
-    (torch.float32, (65, 4096, 8), 32),  # a long reduced dim: lanes down it too
-    (torch.float32, (5, 4096, 8), 8),
+    # only where the stores matter: a column at most 8 times its output's bytes
+    (torch.float32, (65, 8, 64), 32),
+    (torch.float32, (65, 9, 64), 0),
+    (torch.bfloat16, (40, 8, 96), 32),
+    (torch.bfloat16, (40, 9, 96), 0),
+    (torch.int8, (40, 64, 400), 32),  # int64 outputs: 64 rows of bytes
+    (torch.int8, (40, 65, 400), 0),
+    (torch.float32, (65, 4096, 8), 0),  # a long reduced dim
+    (torch.float32, (5, 4096, 8), 0),
 ]
 
 
@@ -929,8 +936,8 @@ def test_narrow_kept_dims_merge_and_store_across(case):
 
 
 def test_narrow_kept_dims_stay_apart_only_when_they_are_wide():
-    # 64 bytes below (16 floats): apart, outer-first
-    x = narrow_merged_view((64, 16, 300), (4800, 1, 16), torch.float32, "cpu")
+    # 64 bytes below (16 floats): apart, outer-first (8 rows: the stores matter)
+    x = narrow_merged_view((8, 16, 300), (4800, 1, 16), torch.float32, "cpu")
     (p,) = wr._C.plan(x, [0], as_cuda=True)["passes"]
     assert (p["inner"], p["outer_outputs_adjacent"]) == (16, True), p
     assert " outer_first" in p["launch"] and "store_across" not in p["launch"], p
