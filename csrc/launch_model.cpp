@@ -430,7 +430,8 @@ Launch columns_launch(const ReductionPass& pass, const ElementShape& element,
     // WARPREDUCE_NO_OUTER_FIRST=1 leaves it out: a knob for measuring (benchmarks).
     static const bool no_outer_first = knob_is_set("WARPREDUCE_NO_OUTER_FIRST");
     const bool stores_matter =
-        element.out_bytes == 0 || rows * bytes <= Tuning::kOuterFirstMaxColumnBytes * element.out_bytes;
+        element.out_bytes == 0 ||
+        rows * bytes <= Tuning::kOuterFirstMaxColumnBytes * element.out_bytes;
     launch.outer_first =
         !no_outer_first && pass.outer_outputs_adjacent && pass.outer_size > 1 && stores_matter;
     launch.outer_span = static_cast<unsigned>(std::min<int64_t>(32, pow2_ceil(pass.outer_size)));
