@@ -287,11 +287,11 @@ struct LaunchTuning {
   // tile stores across where it holds at least kStoreAcrossMinRuns outputs of each
   // result row it touches and its outputs fit kStoreAcrossBytes of shared memory.
   static constexpr int64_t kApartMinBytes = 64;
+  static constexpr int64_t kStoreAcrossMinRuns = 8;
+  static constexpr int64_t kStoreAcrossBytes = 16384;
   // Outer-first columns where a column's bytes are at most this many times its output's
   // (launch_model.cpp has the measurement: 301 and 12 rows lost 4.7x and 1.4x).
   static constexpr int64_t kOuterFirstMaxColumnBytes = 8;
-  static constexpr int64_t kStoreAcrossMinRuns = 8;
-  static constexpr int64_t kStoreAcrossBytes = 16384;
   // Rows shorter than this many vectors a lane go to a group per row only while the rows
   // keep a quarter of the GPU's threads busy; else several blocks a row.
   static constexpr int64_t kGroupedMaxVectorsPerLane = 64;
