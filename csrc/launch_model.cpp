@@ -329,7 +329,7 @@ Launch columns_launch(const ReductionPass& pass, const ElementShape& element,
   static const bool no_folded = knob_is_set("WARPREDUCE_NO_FOLDED_COLUMNS");
   static const bool no_gapped_folds = knob_is_set("WARPREDUCE_NO_GAPPED_FOLDS");
   const int64_t kept = pass.outer_size * pass.inner;
-  const FoldBlock block = fold_block(pass);
+  const FoldBlock block = fold_block(pass);  // (none of a gapped inner dim)
   const int64_t period = pass.reduced_stride;  // the stream repeats every row
   const int64_t block_vectors = period / std::gcd(period, lanes);  // the fewest: lcm / lanes
   const bool dense_block = block.span == kept && period == kept;
@@ -348,8 +348,8 @@ Launch columns_launch(const ReductionPass& pass, const ElementShape& element,
   const bool stream =
       whole && pass.outer_size == 1 && !(pass.result_apart > 1 && best > block_vectors);
   const bool folded = !no_folded && !sliced && contiguous && bytes >= Tuning::kColumnFoldMinBytes &&
-                      !pass.gapped() && (dense_block || (block_fits && !no_gapped_folds)) &&
-                      period > 1 && !stream && block_vectors <= Tuning::kColumnFoldMaxVectors &&
+                      (dense_block || (block_fits && !no_gapped_folds)) && period > 1 && !stream &&
+                      block_vectors <= Tuning::kColumnFoldMaxVectors &&
                       element.data_address % 16 == 0;
   if (folded) {
     Launch launch;
