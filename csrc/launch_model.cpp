@@ -427,10 +427,12 @@ Launch columns_launch(const ReductionPass& pass, const ElementShape& element,
     // dims (2, 1), 301 rows, 280.9 -> 59.2 us; float16 43 x 170 x 12 x 65 permuted, a
     // second pass of 12 rows of float partial sums, 25.5 -> 18.2; bool 1456524 x 1 x 5 x 6
     // permuted (6 rows, int64 outputs) kept it: 121.7 us, 372.4 without.
-    // WARPREDUCE_NO_OUTER_FIRST=1 leaves it out: a knob for measuring (benchmarks).
+    // WARPREDUCE_NO_OUTER_FIRST=1 leaves it out, WARPREDUCE_LONG_OUTER_FIRST=1 keeps it for
+    // long columns too: knobs for measuring (benchmarks).
     static const bool no_outer_first = knob_is_set("WARPREDUCE_NO_OUTER_FIRST");
+    static const bool long_outer_first = knob_is_set("WARPREDUCE_LONG_OUTER_FIRST");
     const bool stores_matter =
-        element.out_bytes == 0 ||
+        element.out_bytes == 0 || long_outer_first ||
         rows * bytes <= Tuning::kOuterFirstMaxColumnBytes * element.out_bytes;
     launch.outer_first =
         !no_outer_first && pass.outer_outputs_adjacent && pass.outer_size > 1 && stores_matter;

@@ -1,0 +1,12 @@
+// kernel="auto" for bool and the 8-bit integers (run_pass.cuh). The dtypes are spread
+// over files of a few so that they compile in parallel: one file of both 16-bit floats
+// was the build's longest (408 s of a 2-core build).
+#include "run_pass.cuh"
+
+namespace warpreduce {
+
+WARPREDUCE_INSTANTIATE_AUTO(BoolByte)
+WARPREDUCE_INSTANTIATE_AUTO(uint8_t)
+WARPREDUCE_INSTANTIATE_AUTO(int8_t)
+
+}  // namespace warpreduce
