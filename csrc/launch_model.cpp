@@ -426,7 +426,10 @@ Launch columns_launch(const ReductionPass& pass, const ElementShape& element,
     // WARPREDUCE_NO_OUTER_FIRST=1, one round): bfloat16 12122 x 7 x 43 x 23 permuted over
     // dims (2, 1), 301 rows, 280.9 -> 59.2 us; float16 43 x 170 x 12 x 65 permuted, a
     // second pass of 12 rows of float partial sums, 25.5 -> 18.2; bool 1456524 x 1 x 5 x 6
-    // permuted (6 rows, int64 outputs) kept it: 121.7 us, 372.4 without.
+    // permuted (6 rows, int64 outputs) kept it: 121.7 us, 372.4 without. The rule against
+    // outer-first for long columns too (11:09, WARPREDUCE_LONG_OUTER_FIRST=1, the twelve
+    // shapes of seeds 257-277 it changes): 1.2-3.0x faster on nine (349-35531 rows; float32
+    // 370 x 3 x 827 x 24 transposed over dim 0 86.2 -> 28.9 us), tied on three (28-908).
     // WARPREDUCE_NO_OUTER_FIRST=1 leaves it out, WARPREDUCE_LONG_OUTER_FIRST=1 keeps it for
     // long columns too: knobs for measuring (benchmarks).
     static const bool no_outer_first = knob_is_set("WARPREDUCE_NO_OUTER_FIRST");
