@@ -435,10 +435,10 @@ Launch columns_launch(const ReductionPass& pass, const ElementShape& element,
     static const bool no_outer_first = knob_is_set("WARPREDUCE_NO_OUTER_FIRST");
     static const bool long_outer_first = knob_is_set("WARPREDUCE_LONG_OUTER_FIRST");
     const bool stores_matter =
-        element.out_bytes == 0 || long_outer_first ||
+        element.out_bytes == 0 ||
         rows * bytes <= Tuning::kOuterFirstMaxColumnBytes * element.out_bytes;
-    launch.outer_first =
-        !no_outer_first && pass.outer_outputs_adjacent && pass.outer_size > 1 && stores_matter;
+    launch.outer_first = !no_outer_first && pass.outer_outputs_adjacent && pass.outer_size > 1 &&
+                         (stores_matter || long_outer_first);
     launch.outer_span = static_cast<unsigned>(std::min<int64_t>(32, pow2_ceil(pass.outer_size)));
     // Otherwise, where the result holds side by side outputs a few apart in the pass's
     // order (the narrow kept dims that the plan merges below the result's innermost dim:
