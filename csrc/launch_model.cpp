@@ -399,7 +399,20 @@ Launch columns_launch(const ReductionPass& pass, const ElementShape& element,
     // idle or more (two blocks an SM: the kernel's launch bounds), while each keeps a
     // round of loads, kColumnRowsPerSplitLane rows. (Up to all of them, bfloat16 32 x
     // 2^20 over dim 0, 97% of the lanes with one a column, took 0.91x the time with two.)
-    int64_t ty = std::min<int64_t>(ty_by_rows, threads / 32);
+    // Tiles that read an element a lane (rows not aligned alike: odd strides, offset
+    // views; strided last dims) of 4- and 8-byte elements start with four warps across,
+    // a block's rows 128 elements wide, not one: on an H200 (2026-11-29 14:21-14:23, a
+    // knob in one build, against a warp across), float32 1100 x 3 x 40001 sliced over dim 0
+    // 165.8 -> 138.6 us, 1110 x 8831 over dim 0 20.4 -> 18.8, int32 2951 x 1434 x 5
+    // permuted 28.5 -> 25.9, float64 2000 x 20001 94.5 -> 91.6; ten such shapes of seeds
+    // 277-283 and hand-made, 0.96-1.20x, none slower than float32 1 x 2 x 652 x 40075
+    // sliced (62.7 -> 65.1). Narrower elements lost where they gained: bfloat16 3234 x 8 x
+    // 4778 offset 111.8 -> 126.3 against 4 x 474 x 67211 108.7 -> 97.8; int8 and bool
+    // 16-20% slower. WARPREDUCE_NO_WIDE_ELEMENT_TILES=1 leaves them a warp across: a knob
+    // for measuring.
+    static const bool no_wide_element_tiles = knob_is_set("WARPREDUCE_NO_WIDE_ELEMENT_TILES");
+    const bool wide_element_tiles = !no_wide_element_tiles && launch.vector == 1 && bytes >= 4;
+    int64_t ty = std::min<int64_t>(ty_by_rows, threads / (wide_element_tiles ? 128 : 32));
     const int64_t resident = device.sms * 2 * threads;
     while (ty * 2 <= threads / 32 && 2 * pass.outer_size * columns * ty < resident &&
            rows >= ty * 2 * Tuning::kColumnRowsPerSplitLane) {

@@ -214,6 +214,54 @@ def test_column_elements(shape, layout, dims, dtype):
         assert wr._C.plan(x, dims)["passes"][0]["launch"].startswith(f"columns vector={launch} ")
 
 
+# Long columns read an element a lane: 4-byte and wider elements start four warps
+# across (a block's rows 128 elements wide), narrower ones a warp across; lanes go down
+# the rows either way while the columns leave half the GPU's lanes idle (under 16896
+# columns of 1024 rows and more, at 132 SMs: 2 x 16896 x 4 lanes).
+WIDE_ELEMENT_CASES = [
+    ((1100, 17001), "contiguous", [0], "tx=128 ty=4"),  # rows an odd number apart
+    ((1100, 17001), "stepped", [0], "tx=128 ty=4"),
+    ((1030, 20001), "offset", [0], "tx=128 ty=4"),
+    ((1100, 16895), "contiguous", [0], "tx=64 ty=8"),  # just under: 8 lanes down
+    ((20000, 513), "contiguous", [0], "tx=32 ty=16"),  # few columns: 16 lanes down
+    ((300, 17001), "contiguous", [0], "tx=128 ty=4"),  # 300 rows: 4 lanes down for all
+]
+
+
+def empty_view(shape, layout, dtype):
+    """`make`'s layouts without the data: plans depend on strides and alignment only."""
+    if layout == "contiguous":
+        return torch.empty(shape, dtype=dtype)
+    if layout == "offset":
+        return torch.empty(shape[:-1] + (shape[-1] + 1,), dtype=dtype)[..., 1:]
+    return torch.empty(shape[:-1] + (2 * shape[-1],), dtype=dtype)[..., ::2]  # stepped
+
+
+@pytest.mark.parametrize("shape,layout,dims,tiles", WIDE_ELEMENT_CASES, ids=str)
+@pytest.mark.parametrize("dtype", DTYPES, ids=str)
+def test_element_columns_of_wide_elements_take_wide_tiles(shape, layout, dims, tiles, dtype):
+    x = empty_view(shape, layout, dtype)
+    launch = wr._C.plan(x, dims, as_cuda=True)["passes"][0]["launch"]
+    if not launch.startswith("columns vector=1 tx="):
+        # bytes read as 4-byte words, 8-byte elements of a stepped dim as pairs
+        assert x.element_size() == 1 or layout == "stepped", launch
+        return
+    narrow = {"tx=128 ty=4": "tx=32 ty=16", "tx=64 ty=8": "tx=32 ty=16"}
+    if x.element_size() < 4 and shape[0] >= 1024:
+        tiles = narrow.get(tiles, tiles)
+    assert launch == f"columns vector=1 {tiles} flat", launch
+
+
+@requires_cuda
+@pytest.mark.parametrize("shape,layout,dims,tiles", WIDE_ELEMENT_CASES, ids=str)
+@pytest.mark.parametrize("dtype", DTYPES, ids=str)
+def test_wide_element_tiles_sum_like_torch_sum(shape, layout, dims, tiles, dtype):
+    x = make(shape, layout, dtype, "cuda")
+    for kernel in [k for k in ("auto", "exact") if k in wr.kernels("cuda")]:
+        assert_sum_matches(wr.sum(x, dims, kernel=kernel), x, dims, kernel=kernel)
+    assert_sum_matches(wr.sum(x, dims, keepdim=True), x, dims, keepdim=True)
+
+
 # 2-byte elements in rows aligned alike to 4 bytes but not 16: shifted vectors up to 8
 # rows, 4-byte pairs after; rows an odd number of elements apart (or data not aligned to
 # 4 bytes) stay shifted up to 64 rows where their slabs are too long to tile.
