@@ -86,17 +86,23 @@ unsigned slab_group(const ReductionPass& pass, int64_t bytes, int64_t outputs_pe
   return best;
 }
 
+// Whether slabs lie close together: the memory between two more than the slab and a
+// sector is not (where a run holds more than one).
+bool slabs_close(const ReductionPass& pass, int64_t bytes) {
+  const int64_t span = slab_span(pass), stride = slab_stride(pass);
+  return slabs_per_run(pass) == 1 || stride <= span || (stride - span) * bytes <= 32 ||
+         (stride - span) * 2 <= stride;
+}
+
 // Slabs: segments of whole runs of slabs where the runs are short, else pieces of a run;
-// slabs far apart (the memory between them more than the slab and a sector) one a
-// segment.
+// slabs far apart one a segment.
 Launch slabs_launch(const ReductionPass& pass, int64_t bytes) {
   Launch launch;
   launch.kind = LaunchKind::kSlabs;
   const int64_t span = slab_span(pass), stride = slab_stride(pass), run = slabs_per_run(pass);
   const int64_t tile = Tuning::kTileBytes / bytes;  // elements
   const int64_t most = max_tile_segments(bytes);
-  const bool close =
-      run == 1 || stride <= span || (stride - span) * bytes <= 32 || (stride - span) * 2 <= stride;
+  const bool close = slabs_close(pass, bytes);
   const int64_t run_span = (run - 1) * stride + span;
   if (!close) {
     launch.per_segment = 1;
@@ -283,8 +289,21 @@ Launch columns_launch(const ReductionPass& pass, const ElementShape& element,
   // the two side by side (benchmarks), read once.
   static const bool prefer_slabs = knob_is_set("WARPREDUCE_PREFER_SLABS");
   // (Neither tiles read the gaps of a gapped inner dim: its columns take every element.)
+  // Slabs of 2-byte elements far apart (slabs_close) take columns, a lane an output (or a
+  // pair), its short reduced dim's rows in flight together, rather than tiles of a slab a
+  // segment. On an H200 (2026-11-29 14:50, against WARPREDUCE_NO_FAR_SLAB_COLUMNS=1, the
+  // corner of a larger tensor over its middle dim): float16 1348662 x 3 x 3 of 1348662 x
+  // 6 x 6 (the strides of seed 293's lowest shape, 0.27x torch.sum) 129.9 -> 67.4 us,
+  // bfloat16 2000000 x 4 x 2 of 2000000 x 8 x 4 179.0 -> 51.4; wider elements lost:
+  // float32 1000000 x 3 x 3 of 1000000 x 6 x 6 63.3 -> 75.9, 500000 x 5 x 3 of 500000 x 10
+  // x 8 37.7 -> 44.7, float64 400000 x 3 x 3 27.3 -> 40.3, int32 64.5 -> 84.5 (float32
+  // 2000000 x 2 x 2, 102.9 -> 97.6, gained). WARPREDUCE_NO_FAR_SLAB_COLUMNS=1 tiles them
+  // all: a knob for measuring.
+  static const bool no_far_slab_columns = knob_is_set("WARPREDUCE_NO_FAR_SLAB_COLUMNS");
+  const bool far_slab_columns =
+      !no_far_slab_columns && bytes == 2 && !vectors && !slabs_close(pass, bytes);
   if (!pass.gapped() && !sliced && slabs_fit(pass, bytes) &&
-      (!vectors || elements || prefer_slabs)) {
+      (!vectors || elements || prefer_slabs) && !far_slab_columns) {
     return slabs_launch(pass, bytes);
   }
   // A long reduced dim over a few outputs that lie in one dense block of memory (the
@@ -399,19 +418,25 @@ Launch columns_launch(const ReductionPass& pass, const ElementShape& element,
     // idle or more (two blocks an SM: the kernel's launch bounds), while each keeps a
     // round of loads, kColumnRowsPerSplitLane rows. (Up to all of them, bfloat16 32 x
     // 2^20 over dim 0, 97% of the lanes with one a column, took 0.91x the time with two.)
-    // Tiles that read an element a lane (rows not aligned alike: odd strides, offset
-    // views; strided last dims) of 4- and 8-byte elements start with four warps across,
-    // a block's rows 128 elements wide, not one: on an H200 (2026-11-29 14:21-14:23, a
-    // knob in one build, against a warp across), float32 1100 x 3 x 40001 sliced over dim 0
-    // 165.8 -> 138.6 us, 1110 x 8831 over dim 0 20.4 -> 18.8, int32 2951 x 1434 x 5
-    // permuted 28.5 -> 25.9, float64 2000 x 20001 94.5 -> 91.6; ten such shapes of seeds
-    // 277-283 and hand-made, 0.96-1.20x, none slower than float32 1 x 2 x 652 x 40075
-    // sliced (62.7 -> 65.1). Narrower elements lost where they gained: bfloat16 3234 x 8 x
-    // 4778 offset 111.8 -> 126.3 against 4 x 474 x 67211 108.7 -> 97.8; int8 and bool
-    // 16-20% slower. WARPREDUCE_NO_WIDE_ELEMENT_TILES=1 leaves them a warp across: a knob
-    // for measuring.
+    // Tiles that read an element a lane of a contiguous inner dim (rows not aligned
+    // alike: odd strides, offset views) of 4-byte and wider elements start with four
+    // warps across, a block's rows 128 elements wide, not one: on an H200 (2026-11-29
+    // 14:21-14:23, a knob in one build, against a warp across), float32 1100 x 3 x 40001
+    // sliced over dim 0 165.8 -> 138.6 us, 1110 x 8831 over dim 0 20.4 -> 18.8, int32
+    // 2951 x 1434 x 5 permuted 28.5 -> 25.9, float64 2000 x 20001 94.5 -> 91.6; ten such
+    // shapes of seeds 277-283 and hand-made, 0.96-1.20x. Narrower elements lost where
+    // they gained: bfloat16 3234 x 8 x 4778 offset 111.8 -> 126.3 against 4 x 474 x
+    // 67211 108.7 -> 97.8; int8 and bool 16-20% slower. On fresh seeds (14:38, the rule
+    // against WARPREDUCE_NO_WIDE_ELEMENT_TILES=1): float32 1574 x 21983 over dim -2 49.0
+    // -> 43.9 us, int32 13 x 1558 x 3 x 43 x 7 permuted 31.8 -> 31.2, and a strided last
+    // dim lost, float32 1289 x 7 x 1146 x 4 of stride 2 over dim 2 96.5 -> 115.8 (seed
+    // 307): strided inner dims (and gapped spans, read as one) are left out (the only
+    // other measured, 490 x 1 x 1 x 986 x 122 of stride 2, tied).
+    // WARPREDUCE_NO_WIDE_ELEMENT_TILES=1 leaves them all a warp across: a knob for
+    // measuring.
     static const bool no_wide_element_tiles = knob_is_set("WARPREDUCE_NO_WIDE_ELEMENT_TILES");
-    const bool wide_element_tiles = !no_wide_element_tiles && launch.vector == 1 && bytes >= 4;
+    const bool wide_element_tiles = !no_wide_element_tiles && launch.vector == 1 && bytes >= 4 &&
+                                    pass.inner_stride == 1 && !pass.gapped();
     int64_t ty = std::min<int64_t>(ty_by_rows, threads / (wide_element_tiles ? 128 : 32));
     const int64_t resident = device.sms * 2 * threads;
     while (ty * 2 <= threads / 32 && 2 * pass.outer_size * columns * ty < resident &&

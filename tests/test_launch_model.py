@@ -214,13 +214,14 @@ def test_column_elements(shape, layout, dims, dtype):
         assert wr._C.plan(x, dims)["passes"][0]["launch"].startswith(f"columns vector={launch} ")
 
 
-# Long columns read an element a lane: 4-byte and wider elements start four warps
-# across (a block's rows 128 elements wide), narrower ones a warp across; lanes go down
+# Long columns read an element a lane: 4-byte and wider elements of a contiguous inner
+# dim start four warps across (a block's rows 128 elements wide), narrower ones and
+# strided inner dims a warp across; lanes go down
 # the rows either way while the columns leave half the GPU's lanes idle (under 16896
 # columns of 1024 rows and more, at 132 SMs: 2 x 16896 x 4 lanes).
 WIDE_ELEMENT_CASES = [
     ((1100, 17001), "contiguous", [0], "tx=128 ty=4"),  # rows an odd number apart
-    ((1100, 17001), "stepped", [0], "tx=128 ty=4"),
+    ((1100, 17001), "stepped", [0], "tx=32 ty=16"),  # a strided inner dim
     ((1030, 20001), "offset", [0], "tx=128 ty=4"),
     ((1100, 16895), "contiguous", [0], "tx=64 ty=8"),  # just under: 8 lanes down
     ((20000, 513), "contiguous", [0], "tx=32 ty=16"),  # few columns: 16 lanes down
@@ -260,6 +261,53 @@ def test_wide_element_tiles_sum_like_torch_sum(shape, layout, dims, tiles, dtype
     for kernel in [k for k in ("auto", "exact") if k in wr.kernels("cuda")]:
         assert_sum_matches(wr.sum(x, dims, kernel=kernel), x, dims, kernel=kernel)
     assert_sum_matches(wr.sum(x, dims, keepdim=True), x, dims, keepdim=True)
+
+
+# Slabs of 2-byte elements far apart (the memory between two more than the slab and a
+# sector, and more than half their stride): columns, a lane an output or a pair; slabs
+# closer together, and wider elements: tiles. (stored shape, the view's corner, dims,
+# the launch of 2-byte elements)
+FAR_SLAB_CASES = [
+    ((4099, 6, 6), (4099, 3, 3), [1], "columns"),  # slabs of 15 elements, 36 apart
+    ((4099, 8, 4), (4099, 4, 2), [1], "columns"),
+    ((2053, 10, 8), (2053, 5, 3), [1], "columns"),
+    ((1031, 6, 6), (1031, 3, 3), [1, 2], "any"),  # a row of the corner: rows
+    ((4099, 3, 7), (4099, 3, 4), [1], "slabs"),  # 18 of 21: close
+    ((4099, 5, 9), (4099, 3, 3), [1], "columns"),  # 21 of 45, 24 between (48 bytes)
+    ((4099, 5, 5), (4099, 3, 3), [1], "slabs"),  # 13 of 25, 12 between: under a sector
+    ((4099, 3, 20), (4099, 3, 4), [1], "slabs"),  # 44 of 60, 16 between: a sector
+]
+
+
+def corner_of(stored, corner, dtype, device):
+    return random_tensor(stored, dtype, device)[tuple(slice(0, n) for n in corner)]
+
+
+@pytest.mark.parametrize("stored,corner,dims,kind", FAR_SLAB_CASES, ids=str)
+@pytest.mark.parametrize("dtype", [torch.float16, torch.bfloat16, torch.int16], ids=str)
+def test_far_slabs_of_2_byte_elements_take_columns(stored, corner, dims, kind, dtype):
+    x = torch.empty(stored, dtype=dtype)[tuple(slice(0, n) for n in corner)]
+    p = wr._C.plan(x, dims, as_cuda=True)["passes"][0]
+    assert kind == "any" or p["launch"].split()[0] == kind, p["launch"]
+    # wider elements far apart stay tiled (or read whole vectors)
+    for wider in (torch.float32, torch.int32, torch.float64):
+        x = torch.empty(stored, dtype=wider)[tuple(slice(0, n) for n in corner)]
+        p = wr._C.plan(x, dims, as_cuda=True)["passes"][0]
+        assert kind != "columns" or not p["launch"].startswith("columns vector=1 "), p["launch"]
+
+
+@pytest.mark.parametrize("device", DEVICES)
+@pytest.mark.parametrize("dtype", DTYPES, ids=str)
+@pytest.mark.parametrize("stored,corner,dims,kind", FAR_SLAB_CASES, ids=str)
+def test_far_slabs_sum_like_torch_sum(device, dtype, stored, corner, dims, kind):
+    x = corner_of(stored, corner, dtype, device)
+    for kernel in [k for k in ("auto", "exact") if k in wr.kernels(device)]:
+        assert_sum_matches(wr.sum(x, dims, kernel=kernel), x, dims, kernel=kernel)
+    assert_sum_matches(wr.sum(x, dims, keepdim=True), x, dims, keepdim=True)
+    # the data one element past an aligned address
+    flat = random_tensor((math.prod(stored) + 1,), dtype, device)[1:]
+    y = flat.view(stored)[tuple(slice(0, n) for n in corner)]
+    assert_sum_matches(wr.sum(y, dims), y, dims)
 
 
 # 2-byte elements in rows aligned alike to 4 bytes but not 16: shifted vectors up to 8
