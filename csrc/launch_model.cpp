@@ -86,8 +86,8 @@ unsigned slab_group(const ReductionPass& pass, int64_t bytes, int64_t outputs_pe
   return best;
 }
 
-// Whether slabs lie close together: the memory between two more than the slab and a
-// sector is not (where a run holds more than one).
+// Whether slabs lie close together: far apart, the memory between two is more than a
+// slab and more than a sector (and a run holds more than one).
 bool slabs_close(const ReductionPass& pass, int64_t bytes) {
   const int64_t span = slab_span(pass), stride = slab_stride(pass);
   return slabs_per_run(pass) == 1 || stride <= span || (stride - span) * bytes <= 32 ||
@@ -288,7 +288,6 @@ Launch columns_launch(const ReductionPass& pass, const ElementShape& element,
   // output). WARPREDUCE_PREFER_SLABS=1 tiles every slab that fits: a knob for measuring
   // the two side by side (benchmarks), read once.
   static const bool prefer_slabs = knob_is_set("WARPREDUCE_PREFER_SLABS");
-  // (Neither tiles read the gaps of a gapped inner dim: its columns take every element.)
   // Slabs of 2-byte elements far apart (slabs_close) take columns, a lane an output (or a
   // pair), its short reduced dim's rows in flight together, rather than tiles of a slab a
   // segment. On an H200 (2026-11-29 14:50, against WARPREDUCE_NO_FAR_SLAB_COLUMNS=1, the
@@ -302,6 +301,7 @@ Launch columns_launch(const ReductionPass& pass, const ElementShape& element,
   static const bool no_far_slab_columns = knob_is_set("WARPREDUCE_NO_FAR_SLAB_COLUMNS");
   const bool far_slab_columns =
       !no_far_slab_columns && bytes == 2 && !vectors && !slabs_close(pass, bytes);
+  // (Neither tiles read the gaps of a gapped inner dim: its columns take every element.)
   if (!pass.gapped() && !sliced && slabs_fit(pass, bytes) &&
       (!vectors || elements || prefer_slabs) && !far_slab_columns) {
     return slabs_launch(pass, bytes);

@@ -216,9 +216,9 @@ def test_column_elements(shape, layout, dims, dtype):
 
 # Long columns read an element a lane: 4-byte and wider elements of a contiguous inner
 # dim start four warps across (a block's rows 128 elements wide), narrower ones and
-# strided inner dims a warp across; lanes go down
-# the rows either way while the columns leave half the GPU's lanes idle (under 16896
-# columns of 1024 rows and more, at 132 SMs: 2 x 16896 x 4 lanes).
+# strided inner dims a warp across; lanes go down the rows either way while the columns
+# leave half the GPU's lanes idle (under 16896 columns of 1024 rows and more, at 132
+# SMs: 2 x 16896 x 4 lanes).
 WIDE_ELEMENT_CASES = [
     ((1100, 17001), "contiguous", [0], "tx=128 ty=4"),  # rows an odd number apart
     ((1100, 17001), "stepped", [0], "tx=32 ty=16"),  # a strided inner dim
@@ -263,8 +263,8 @@ def test_wide_element_tiles_sum_like_torch_sum(shape, layout, dims, tiles, dtype
     assert_sum_matches(wr.sum(x, dims, keepdim=True), x, dims, keepdim=True)
 
 
-# Slabs of 2-byte elements far apart (the memory between two more than the slab and a
-# sector, and more than half their stride): columns, a lane an output or a pair; slabs
+# Slabs of 2-byte elements far apart (the memory between two more than a slab and more
+# than a sector): columns, a lane an output or a pair; slabs
 # closer together, and wider elements: tiles. (stored shape, the view's corner, dims,
 # the launch of 2-byte elements)
 FAR_SLAB_CASES = [
