@@ -19,23 +19,34 @@ from warpreduce_torch.testing import (
 from .support import DEVICES, DTYPES, requires_cuda
 
 
-def make(shape, layout, dtype, device):
+def make(shape, layout, dtype, device, data=random_tensor):
     """A tensor of `shape`: contiguous, "offset" (its data one element past an aligned
     address), "stepped" (the last dim every other element), "wide" (a prefix of a wider
-    last dim) or "sliced" (every other slice of the first dim, a prefix of the last)."""
+    last dim) or "sliced" (every other slice of the first dim, a prefix of the last).
+    `data(shape, dtype, device)` makes the storage (`unfilled` for plans, which depend on
+    strides and alignment only)."""
     shape = tuple(shape)
     if layout == "contiguous":
-        return random_tensor(shape, dtype, device)
+        return data(shape, dtype, device)
     if layout == "offset":
-        return random_tensor(shape[:-1] + (shape[-1] + 1,), dtype, device)[..., 1:]
+        return data(shape[:-1] + (shape[-1] + 1,), dtype, device)[..., 1:]
     if layout == "stepped":
-        return random_tensor(shape[:-1] + (2 * shape[-1],), dtype, device)[..., ::2]
+        return data(shape[:-1] + (2 * shape[-1],), dtype, device)[..., ::2]
     if layout == "wide":
-        return random_tensor(shape[:-1] + (shape[-1] + 5,), dtype, device)[..., : shape[-1]]
+        return data(shape[:-1] + (shape[-1] + 5,), dtype, device)[..., : shape[-1]]
     if layout == "sliced":  # every other slice of the first dim, a prefix of the last
-        base = random_tensor((2 * shape[0],) + shape[1:-1] + (shape[-1] + 3,), dtype, device)
+        base = data((2 * shape[0],) + shape[1:-1] + (shape[-1] + 3,), dtype, device)
         return base[::2, ..., : shape[-1]]
     raise ValueError(layout)
+
+
+def unfilled(shape, dtype, device):
+    return torch.empty(shape, dtype=dtype, device=device)
+
+
+def prefix(shape):
+    """The index of a leading corner of that shape: x[prefix((3, 4))] is x[:3, :4]."""
+    return tuple(slice(0, n) for n in shape)
 
 
 def launches(x, dims):
@@ -229,19 +240,10 @@ WIDE_ELEMENT_CASES = [
 ]
 
 
-def empty_view(shape, layout, dtype):
-    """`make`'s layouts without the data: plans depend on strides and alignment only."""
-    if layout == "contiguous":
-        return torch.empty(shape, dtype=dtype)
-    if layout == "offset":
-        return torch.empty(shape[:-1] + (shape[-1] + 1,), dtype=dtype)[..., 1:]
-    return torch.empty(shape[:-1] + (2 * shape[-1],), dtype=dtype)[..., ::2]  # stepped
-
-
 @pytest.mark.parametrize("shape,layout,dims,tiles", WIDE_ELEMENT_CASES, ids=str)
 @pytest.mark.parametrize("dtype", DTYPES, ids=str)
 def test_element_columns_of_wide_elements_take_wide_tiles(shape, layout, dims, tiles, dtype):
-    x = empty_view(shape, layout, dtype)
+    x = make(shape, layout, dtype, "cpu", data=unfilled)
     launch = wr._C.plan(x, dims, as_cuda=True)["passes"][0]["launch"]
     if not launch.startswith("columns vector=1 tx="):
         # bytes read as 4-byte words, 8-byte elements of a stepped dim as pairs
@@ -280,18 +282,18 @@ FAR_SLAB_CASES = [
 
 
 def corner_of(stored, corner, dtype, device):
-    return random_tensor(stored, dtype, device)[tuple(slice(0, n) for n in corner)]
+    return random_tensor(stored, dtype, device)[prefix(corner)]
 
 
 @pytest.mark.parametrize("stored,corner,dims,kind", FAR_SLAB_CASES, ids=str)
 @pytest.mark.parametrize("dtype", [torch.float16, torch.bfloat16, torch.int16], ids=str)
 def test_far_slabs_of_2_byte_elements_take_columns(stored, corner, dims, kind, dtype):
-    x = torch.empty(stored, dtype=dtype)[tuple(slice(0, n) for n in corner)]
+    x = unfilled(stored, dtype, "cpu")[prefix(corner)]
     p = wr._C.plan(x, dims, as_cuda=True)["passes"][0]
     assert kind == "any" or p["launch"].split()[0] == kind, p["launch"]
     # wider elements far apart stay tiled (or read whole vectors)
     for wider in (torch.float32, torch.int32, torch.float64):
-        x = torch.empty(stored, dtype=wider)[tuple(slice(0, n) for n in corner)]
+        x = unfilled(stored, wider, "cpu")[prefix(corner)]
         p = wr._C.plan(x, dims, as_cuda=True)["passes"][0]
         assert kind != "columns" or not p["launch"].startswith("columns vector=1 "), p["launch"]
 
@@ -306,7 +308,7 @@ def test_far_slabs_sum_like_torch_sum(device, dtype, stored, corner, dims, kind)
     assert_sum_matches(wr.sum(x, dims, keepdim=True), x, dims, keepdim=True)
     # the data one element past an aligned address
     flat = random_tensor((math.prod(stored) + 1,), dtype, device)[1:]
-    y = flat.view(stored)[tuple(slice(0, n) for n in corner)]
+    y = flat.view(stored)[prefix(corner)]
     assert_sum_matches(wr.sum(y, dims), y, dims)
 
 
