@@ -477,7 +477,21 @@ Launch columns_launch(const ReductionPass& pass, const ElementShape& element,
         rows * bytes <= Tuning::kOuterFirstMaxColumnBytes * element.out_bytes;
     launch.outer_first = !no_outer_first && pass.outer_outputs_adjacent && pass.outer_size > 1 &&
                          (stores_matter || long_outer_first);
-    launch.outer_span = static_cast<unsigned>(std::min<int64_t>(32, pow2_ceil(pass.outer_size)));
+    // A warp of 32 outer indices reads 32 vectors each of another outer slice; one of 4
+    // reads 8 adjacent vectors (128 bytes) of each, and stores runs of 4 outputs. Where a
+    // lane's outputs take at most 32 bytes, that won on an H200 (2026-11-29 17:12-17:28, a
+    // scratch knob capping the span, one build, against 32): float32 64 x 4 x 262144
+    // permuted (2, 1, 0) over dim 1 322.5 -> 138.6 us, int8 191 x 8 x 79164 (int64
+    // outputs, 4-byte words) 317.7 -> 183.0, bfloat16 20686 x 4 x 2 x 384 permuted over
+    // dim 2 120.9 -> 102.6, 778 x 6 x 22483 176.4 -> 164.6 (seed 311's 3.0-4.0x torch.sum,
+    // 0.51x torch.compile), int32 440608 x 5 x 7 (span 8 before) 41.5 -> 38.8; a span of 8
+    // gained less on each (141.5, 185.7, 106.6, 168.7). bool 38762 x 7 x 806 (16 int64
+    // outputs a lane, 128 bytes) lost: 376.4 -> 456.6 (398.4 at 8). As built (17:42, on
+    // another machine): 141.0, 253.5, 106.5, 158.7 us; the bool sum at 32, 373.4.
+    const bool narrow_lanes = element.out_bytes > 0 && launch.vector * element.out_bytes <=
+                                                           Tuning::kOuterFirstNarrowLaneBytes;
+    launch.outer_span = static_cast<unsigned>(std::min<int64_t>(
+        narrow_lanes ? Tuning::kOuterFirstNarrowSpan : 32, pow2_ceil(pass.outer_size)));
     // Otherwise, where the result holds side by side outputs a few apart in the pass's
     // order (the narrow kept dims that the plan merges below the result's innermost dim:
     // plan.cpp), a lane's adjacent outputs lie in as many result rows, its warp's stores

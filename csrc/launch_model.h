@@ -292,6 +292,10 @@ struct LaunchTuning {
   // Outer-first columns where a column's bytes are at most this many times its output's
   // (launch_model.cpp has the measurement: 301 and 12 rows lost 4.7x and 1.4x).
   static constexpr int64_t kOuterFirstMaxColumnBytes = 8;
+  // Outer-first warps whose lanes' outputs take at most kOuterFirstNarrowLaneBytes span
+  // at most kOuterFirstNarrowSpan outer indices (launch_model.cpp has the measurement).
+  static constexpr int64_t kOuterFirstNarrowSpan = 4;
+  static constexpr int64_t kOuterFirstNarrowLaneBytes = 32;
   // Rows shorter than this many vectors a lane go to a group per row only while the rows
   // keep a quarter of the GPU's threads busy; else several blocks a row.
   static constexpr int64_t kGroupedMaxVectorsPerLane = 64;

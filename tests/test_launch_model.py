@@ -786,29 +786,35 @@ def reversed_view(shape, dtype, device, offset=0):
 # sum over dim 1 has outer A, reduced B, inner C; the outer indices a warp takes of each
 # column, 0 where the launch is not outer-first.)
 OUTER_FIRST_CASES = [
-    (torch.float32, (100, 4, 64), 32),
-    (torch.float32, (64, 4, 64), 32),
-    (torch.float32, (63, 4, 64), 32),
-    (torch.float32, (33, 4, 64), 32),  # a second warp of 32 for one outer index
-    (torch.float32, (32, 4, 64), 32),
-    (torch.float32, (17, 3, 1000), 32),
-    (torch.float32, (9, 3, 1000), 16),
+    # a lane's outputs in at most 32 bytes: at most 4 outer indices a warp
+    (torch.float32, (100, 4, 64), 4),
+    (torch.float32, (64, 4, 64), 4),
+    (torch.float32, (63, 4, 64), 4),
+    (torch.float32, (33, 4, 64), 4),
+    (torch.float32, (32, 4, 64), 4),
+    (torch.float32, (17, 3, 1000), 4),
+    (torch.float32, (9, 3, 1000), 4),
+    (torch.float32, (3, 3, 1000), 4),
+    (torch.float32, (2, 3, 1000), 2),
     (torch.int8, (4, 2, 4099), 4),  # shifted vectors, 8 columns a warp
     (torch.float16, (3, 5, 1031), 4),
     (torch.float64, (2, 2, 999), 2),
-    (torch.float32, (1025, 7, 1000), 32),
+    (torch.float32, (1025, 7, 1000), 4),
     (torch.float32, (1025, 7, 17), 0),  # short slabs: tiles
-    (torch.float32, (4099, 2, 36), 32),
-    (torch.bfloat16, (333, 5, 96), 32),
-    (torch.bool, (806, 7, 70), 32),  # shifted vectors (rows 70 apart)
-    (torch.int8, (129, 6, 400), 32),  # 4-byte words
-    (torch.float64, (257, 2, 130), 32),
+    (torch.float32, (4099, 2, 36), 4),
+    (torch.bfloat16, (333, 5, 96), 4),
+    (torch.float64, (257, 2, 130), 4),
+    # wider: 32 outer indices a warp
+    (torch.bool, (806, 7, 70), 32),  # shifted 16-byte vectors: 16 int64 outputs a lane
+    (torch.int8, (129, 6, 400), 32),  # 16-byte vectors
+    (torch.int8, (65, 3, 4099), 32),
+    (torch.bool, (9, 3, 4099), 16),
     # only where the stores matter: a column at most 8 times its output's bytes
-    (torch.float32, (65, 8, 64), 32),
+    (torch.float32, (65, 8, 64), 4),
     (torch.float32, (65, 9, 64), 0),
-    (torch.bfloat16, (40, 8, 96), 32),
+    (torch.bfloat16, (40, 8, 96), 4),
     (torch.bfloat16, (40, 9, 96), 0),
-    (torch.int8, (40, 64, 400), 32),  # int64 outputs: 64 rows of bytes
+    (torch.int8, (40, 64, 400), 4),  # int64 outputs: 64 rows of bytes; 4-byte words
     (torch.int8, (40, 65, 400), 0),
     (torch.float32, (65, 4096, 8), 0),  # a long reduced dim
     (torch.float32, (5, 4096, 8), 0),
