@@ -808,6 +808,7 @@ OUTER_FIRST_CASES = [
     (torch.bool, (806, 7, 70), 32),  # shifted 16-byte vectors: 16 int64 outputs a lane
     (torch.int8, (129, 6, 400), 32),  # 16-byte vectors
     (torch.int8, (65, 3, 4099), 32),
+    (torch.bool, (33, 3, 4099), 32),  # a second warp of 32 for one outer index
     (torch.bool, (9, 3, 4099), 16),
     # only where the stores matter: a column at most 8 times its output's bytes
     (torch.float32, (65, 8, 64), 4),
