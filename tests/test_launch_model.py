@@ -49,6 +49,11 @@ def prefix(shape):
     return tuple(slice(0, n) for n in shape)
 
 
+def fast_kernels(device):
+    """auto, and exact where the device runs it: the kernels each sum is checked with."""
+    return [k for k in ("auto", "exact") if k in wr.kernels(device)]
+
+
 def launches(x, dims):
     return [p["launch"].split()[0] for p in wr._C.plan(x, list(dims))["passes"]]
 
@@ -260,7 +265,7 @@ def test_element_columns_of_wide_elements_take_wide_tiles(shape, layout, dims, t
 @pytest.mark.parametrize("dtype", DTYPES, ids=str)
 def test_wide_element_tiles_sum_like_torch_sum(shape, layout, dims, tiles, dtype):
     x = make(shape, layout, dtype, "cuda")
-    for kernel in [k for k in ("auto", "exact") if k in wr.kernels("cuda")]:
+    for kernel in fast_kernels("cuda"):
         assert_sum_matches(wr.sum(x, dims, kernel=kernel), x, dims, kernel=kernel)
     assert_sum_matches(wr.sum(x, dims, keepdim=True), x, dims, keepdim=True)
 
@@ -303,7 +308,7 @@ def test_far_slabs_of_2_byte_elements_take_columns(stored, corner, dims, kind, d
 @pytest.mark.parametrize("stored,corner,dims,kind", FAR_SLAB_CASES, ids=str)
 def test_far_slabs_sum_like_torch_sum(device, dtype, stored, corner, dims, kind):
     x = corner_of(stored, corner, dtype, device)
-    for kernel in [k for k in ("auto", "exact") if k in wr.kernels(device)]:
+    for kernel in fast_kernels(device):
         assert_sum_matches(wr.sum(x, dims, kernel=kernel), x, dims, kernel=kernel)
     assert_sum_matches(wr.sum(x, dims, keepdim=True), x, dims, keepdim=True)
     # the data one element past an aligned address
@@ -367,7 +372,7 @@ def test_gapped_column_elements():
 @pytest.mark.parametrize("shape,layout,dims", SHIFTED_CASES + ELEMENT_CASES, ids=str)
 def test_shifted_columns_sum_like_torch_sum(device, dtype, shape, layout, dims):
     x = make(shape, layout, dtype, device)
-    for kernel in [k for k in ("auto", "exact") if k in wr.kernels(device)]:
+    for kernel in fast_kernels(device):
         assert_sum_matches(wr.sum(x, dims, kernel=kernel), x, dims)
     # Past the reduced extent where shifted vectors end (and 4-byte elements' at 64 rows).
     for rows in (33, 64, 65):
@@ -393,7 +398,7 @@ def test_every_kind_is_covered():
 @pytest.mark.parametrize("shape,layout,dims,kinds", CASES, ids=str)
 def test_every_branch_sums_like_torch_sum(device, dtype, shape, layout, dims, kinds):
     x = make(shape, layout, dtype, device)
-    for kernel in [k for k in ("auto", "exact") if k in wr.kernels(device)]:
+    for kernel in fast_kernels(device):
         assert_sum_matches(wr.sum(x, dims, kernel=kernel), x, dims)
 
 
@@ -502,7 +507,7 @@ def test_gapped_rows_sum_like_torch_sum(dtype, case):
     _, shape, gap, step, dims, _, gaps = case
     for offset in (0, 1, 3):  # the rows' first vector at every alignment
         x = gapped_view(shape, dtype, "cuda", gap=gap, step=step, offset=offset)
-        for kernel in [k for k in ("auto", "exact") if k in wr.kernels("cuda")]:
+        for kernel in fast_kernels("cuda"):
             if kernel == "exact" and not dtype.is_floating_point:
                 continue
             assert_sum_matches(wr.sum(x, dims, kernel=kernel), x, dims, kernel=kernel)
@@ -607,7 +612,7 @@ def test_gapped_columns_sum_like_torch_sum(dtype, case):
         x = gapped_view(shape, dtype, "cuda", gap=gap, step=step, offset=offset)
         if offset == 1:
             x = in_tight_storage(x)  # nothing to read past the last element
-        for kernel in [k for k in ("auto", "exact") if k in wr.kernels("cuda")]:
+        for kernel in fast_kernels("cuda"):
             if kernel == "exact" and not dtype.is_floating_point:
                 continue
             assert_sum_matches(wr.sum(x, dims, kernel=kernel), x, dims, kernel=kernel)
@@ -744,7 +749,7 @@ def test_folded_columns_plan(case):
 def test_folded_columns_sum_like_torch_sum(dtype, case):
     _, shape, layout, dims, _ = case
     x = folded_view(shape, dtype, "cuda", layout)
-    for kernel in [k for k in ("auto", "exact") if k in wr.kernels("cuda")]:
+    for kernel in fast_kernels("cuda"):
         if kernel == "exact" and not dtype.is_floating_point:
             continue
         assert_sum_matches(wr.sum(x, dims, kernel=kernel), x, dims, kernel=kernel)
@@ -767,7 +772,7 @@ def test_folded_gaps_are_left_out(dtype, case):
     """NaN in every gap of a folded stream: read with the block, never stored."""
     _, shape, layout, dims, _ = case
     x = folded_view(shape, dtype, "cuda", layout, gap_fill=float("nan"))
-    for kernel in [k for k in ("auto", "exact") if k in wr.kernels("cuda")]:
+    for kernel in fast_kernels("cuda"):
         got = wr.sum(x, dims, kernel=kernel)
         assert not got.isnan().any()
         assert_sum_matches(got, x, dims, kernel=kernel)
@@ -914,7 +919,7 @@ def test_short_rows_sum_like_torch_sum(dtype, length, slots, layout):
             assert launch.split()[0] in ("rows_vectors", "rows_short"), launch
         else:
             assert launch == f"rows_short slots={slots}", launch
-        for kernel in [k for k in ("auto", "exact") if k in wr.kernels("cuda")]:
+        for kernel in fast_kernels("cuda"):
             if kernel == "exact" and not dtype.is_floating_point:
                 continue
             assert_sum_matches(wr.sum(x, dims, kernel=kernel), x, dims, kernel=kernel)
@@ -1363,7 +1368,7 @@ def test_tiles_at_once_cover_every_load(layout):
 @pytest.mark.parametrize("layout", AT_ONCE_LAYOUTS)
 def test_tiles_at_once_sum_like_torch_sum(dtype, rows, layout):
     x = at_once_input(dtype, rows, layout, "cuda")
-    for kernel in [k for k in ("auto", "exact") if k in wr.kernels("cuda")]:
+    for kernel in fast_kernels("cuda"):
         if kernel == "exact" and not dtype.is_floating_point:
             continue
         assert_sum_matches(wr.sum(x, [1], kernel=kernel), x, [1], kernel=kernel)
