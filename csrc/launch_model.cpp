@@ -41,46 +41,85 @@ bool slabs_fit(const ReductionPass& pass, int64_t bytes) {
   return slab_span(pass) * bytes <= most;
 }
 
-// How many lanes share one output of a tile of slabs: the cost of reading the tile from
-// shared memory, modelled for each power of two. A warp's first load (lane l reads row
-// l % g of output l / g) is laid on the 32 banks: the most distinct 4-byte words one bank
-// must serve is how many times the load is replayed. Per pass of the block over the
-// tile's outputs, a lane makes ceil(length / g) such loads and log2(g) shuffles, besides
-// the work of an output.
-unsigned slab_group(const ReductionPass& pass, int64_t bytes, int64_t outputs_per_tile,
-                    unsigned threads) {
+// How many times a warp's shared-memory load of these 32 elements (-1: a lane that
+// loads none) is replayed: the most distinct 4-byte words one of the 32 banks serves.
+int bank_replays(const std::array<int64_t, 32>& elements, int64_t bytes) {
+  std::array<std::array<int64_t, 32>, 32> words{};  // per bank, the words seen
+  std::array<int, 32> distinct{};
+  for (const int64_t element : elements) {
+    if (element < 0) continue;
+    const int64_t word = element * bytes / 4;
+    auto& seen = words[word % 32];
+    int& count = distinct[word % 32];
+    if (std::find(seen.begin(), seen.begin() + count, word) == seen.begin() + count) {
+      seen[count++] = word;
+    }
+  }
+  return *std::max_element(distinct.begin(), distinct.end());
+}
+
+// How lanes share the outputs of a tile of slabs: the cost of reading the tile from
+// shared memory, modelled for each power of two g of lanes an output, and, for a lane an
+// output where a tile is one segment, for rows read from a rotated start (the kernel's
+// lean loop, slabs.cuh). A warp's loads (lane l reads row l % g of output l / g) are laid
+// on the 32 banks: the most distinct 4-byte words one bank must serve is how many times a
+// load is replayed (the first load, or the worst of a rotation's). Per pass of the block
+// over the tile's outputs, a lane makes ceil(length / g) such loads and log2(g) shuffles,
+// besides the work of an output.
+struct SlabLanes {
+  unsigned group = 1;
+  bool rotate_rows = false;
+};
+SlabLanes slab_lanes(const ReductionPass& pass, int64_t bytes, int64_t outputs_per_tile,
+                     bool one_segment, unsigned threads) {
   const int64_t stride = slab_stride(pass);
-  unsigned best = 1;
+  // The element lane `lane` reads at step k, a group of g lanes an output.
+  auto element = [&](unsigned lane, unsigned g, int64_t k, bool rotated) -> int64_t {
+    const int64_t u = lane / g, r = lane % g;
+    if (r >= pass.length || u >= outputs_per_tile) return -1;
+    const int64_t q = u / pass.inner, i = u % pass.inner;
+    const int64_t row = rotated ? (k + q) % pass.length : r + k;
+    return q * stride + i * pass.inner_stride + row * pass.reduced_stride;
+  };
+  // Each output a lane takes costs about kOutputWork instructions besides its loads
+  // (its index, its sums, its store): ncu counted 6.5 warp instructions an output of
+  // rows of 2 floats with index divisions and two lanes an output. A rotated load costs
+  // kRotatedLoadWork more (its wrap), set by two shapes on an H200: float32 1048576 x 8
+  // x 2 over dim 1, 45.3 us in order (two lanes an output, 4 to a bank), 27.1 rotated;
+  // bfloat16 838574 x 8 x 4, 27.9 us in order (4 to a bank), 31.0 rotated (at 2 it was).
+  constexpr int64_t kOutputWork = 24;
+  constexpr int64_t kRotatedLoadWork = 4;
+  SlabLanes best;
   double best_cost = 0;
   for (unsigned g = 1; g <= 32; g *= 2) {
-    std::array<std::array<int64_t, 32>, 32> words{};  // per bank, the words seen
-    std::array<int, 32> distinct{};
-    for (unsigned lane = 0; lane < 32; ++lane) {
-      const int64_t u = lane / g, r = lane % g;
-      if (r >= pass.length || u >= outputs_per_tile) continue;
-      const int64_t q = u / pass.inner, i = u % pass.inner;
-      const int64_t element = q * stride + i * pass.inner_stride + r * pass.reduced_stride;
-      const int64_t word = element * bytes / 4;
-      const int64_t bank = word % 32;
-      auto& seen = words[bank];
-      if (std::find(seen.begin(), seen.begin() + distinct[bank], word) ==
-          seen.begin() + distinct[bank]) {
-        seen[distinct[bank]++] = word;
-      }
-    }
-    const int replays = *std::max_element(distinct.begin(), distinct.end());
+    std::array<int64_t, 32> first{};
+    for (unsigned lane = 0; lane < 32; ++lane) first[lane] = element(lane, g, 0, false);
+    const int replays = bank_replays(first, bytes);
     const int64_t passes = ceil_div(outputs_per_tile * g, threads);
     int shuffles = 0;
     for (unsigned s = g; s > 1; s /= 2) ++shuffles;
-    // Each output a lane takes costs about kOutputWork instructions besides its loads
-    // (its index, its sums, its store): ncu counted 6.5 warp instructions an output of
-    // rows of 2 floats with index divisions and two lanes an output.
-    constexpr int64_t kOutputWork = 24;
     const double cost = static_cast<double>(passes) *
                         (kOutputWork + replays * ceil_div(pass.length, g) + 2 * shuffles);
     if (g == 1 || cost < best_cost) {
-      best = g;
+      best = {g, false};
       best_cost = cost;
+    }
+    // WARPREDUCE_NO_ROTATED_ROWS=1: rows in order (a knob for measuring the two).
+    static const bool no_rotated_rows = knob_is_set("WARPREDUCE_NO_ROTATED_ROWS");
+    if (g == 1 && one_segment && replays > 1 && !no_rotated_rows) {
+      int rotated_replays = 0;
+      for (int64_t k = 0; k < std::min<int64_t>(pass.length, 32); ++k) {
+        std::array<int64_t, 32> step{};
+        for (unsigned lane = 0; lane < 32; ++lane) step[lane] = element(lane, 1, k, true);
+        rotated_replays = std::max(rotated_replays, bank_replays(step, bytes));
+      }
+      const double rotated_cost =
+          static_cast<double>(passes) *
+          (kOutputWork + (rotated_replays + kRotatedLoadWork) * pass.length);
+      if (rotated_cost < best_cost) {
+        best = {1, true};
+        best_cost = rotated_cost;
+      }
     }
   }
   return best;
@@ -117,7 +156,10 @@ Launch slabs_launch(const ReductionPass& pass, int64_t bytes) {
   }
   const int64_t segment_span = (launch.per_segment - 1) * stride + span;
   launch.slots = ceil_div(segment_span * bytes, 16) + 1;
-  launch.group = slab_group(pass, bytes, launch.per_segment * pass.inner, /*threads=*/256);
+  const SlabLanes lanes = slab_lanes(pass, bytes, launch.per_segment * pass.inner,
+                                     launch.segments == 1, /*threads=*/256);
+  launch.group = lanes.group;
+  launch.rotate_rows = lanes.rotate_rows;
   return launch;
 }
 
@@ -564,7 +606,8 @@ std::string Launch::describe() const {
       s << " slots=" << row_slots;
       break;
     case LaunchKind::kSlabs:
-      s << " segments=" << segments << " per_segment=" << per_segment << " group=" << group;
+      s << " segments=" << segments << " per_segment=" << per_segment << " group=" << group
+        << (rotate_rows ? " rotated" : "");
       break;
     case LaunchKind::kColumnTiles:
       s << " rows=" << segments << " width=" << width;

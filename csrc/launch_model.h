@@ -111,6 +111,10 @@ struct Launch {
   int64_t slots = 0;
   int64_t per_segment = 0;
   int64_t width = 0;
+  // slabs of one segment a tile, a lane an output: each lane reads its output's rows from
+  // row (its slab % length) on, wrapping round, where lanes reading row for row would
+  // meet on the same shared-memory banks (slabs a multiple of 128 bytes apart).
+  bool rotate_rows = false;
   // columns: elements a lane loads at once (1, a 16-byte vector, a 4-byte one of 2-byte
   // elements whose rows are not aligned alike, a 4-byte one of 1-byte elements), lanes
   // across the outputs (tx) and down the reduced dim (ty), whether a tile's lanes run

@@ -317,6 +317,52 @@ def test_far_slabs_sum_like_torch_sum(device, dtype, stored, corner, dims, kind)
     assert_sum_matches(wr.sum(y, dims), y, dims)
 
 
+# Tiles of slabs one segment a tile, a lane an output (slabs.cuh's lean loop): rows read
+# in order, or from a rotated start (row slab % length on) where lanes reading row for row
+# would meet on the same shared-memory banks, slabs a multiple of 128 bytes apart.
+# (dtype of the plan, shape, layout, launch)
+SLAB_LANE_CASES = [
+    # 64-byte slabs: in order, two lanes an output met 4 to a bank (45.3 us on an H200 for
+    # 1048576 x 8 x 2), rotated none (27.1 us)
+    (torch.float32, (4099, 8, 2), "contiguous", "slabs segments=1 per_segment=255 group=1 rotated"),
+    (torch.float32, (4099, 8, 2), "offset", "slabs segments=1 per_segment=170 group=2"),
+    (torch.float32, (4099, 16, 1), "offset", "slabs segments=1 per_segment=127 group=1 rotated"),
+    (torch.float32, (4099, 2, 3), "contiguous", "slabs segments=1 per_segment=682 group=1"),
+    (torch.bfloat16, (4099, 2, 4), "contiguous", "slabs segments=1 per_segment=1023 group=1"),
+    # 4 to a bank in order, 8 rows: rotating costs more than it saves
+    (torch.bfloat16, (4099, 8, 4), "contiguous", "slabs segments=1 per_segment=255 group=1"),
+    (
+        torch.bfloat16,
+        (4099, 16, 4),
+        "contiguous",
+        "slabs segments=1 per_segment=127 group=1 rotated",
+    ),
+    (torch.float64, (999, 8, 3), "offset", "slabs segments=1 per_segment=63 group=1 rotated"),
+    (torch.float64, (4099, 8, 2), "offset", "slabs segments=1 per_segment=85 group=2"),
+    (torch.int8, (4099, 16, 2), "stepped", "slabs segments=1 per_segment=255 group=1 rotated"),
+]
+
+
+@pytest.mark.parametrize("plan_dtype,shape,layout,launch", SLAB_LANE_CASES, ids=str)
+def test_slab_lanes_rotate_rows_where_banks_meet(plan_dtype, shape, layout, launch):
+    x = make(shape, layout, plan_dtype, "cpu", data=unfilled)
+    (p,) = wr._C.plan(x, [1], as_cuda=True)["passes"]
+    assert p["launch"] == launch, p
+
+
+@requires_cuda
+@pytest.mark.parametrize("dtype", DTYPES, ids=str)
+@pytest.mark.parametrize("plan_dtype,shape,layout,launch", SLAB_LANE_CASES, ids=str)
+def test_slab_lanes_sum_like_torch_sum(dtype, plan_dtype, shape, layout, launch):
+    # 4099 outer indices: a partial last tile; 300007: more tiles than blocks, so that a
+    # block's lanes step through several
+    for outer in (shape[0], 300007):
+        x = make((outer,) + shape[1:], layout, dtype, "cuda")
+        for kernel in fast_kernels("cuda"):
+            assert_sum_matches(wr.sum(x, 1, kernel=kernel), x, [1], kernel=kernel)
+        assert_sum_matches(wr.sum(x, 1, keepdim=True), x, [1], keepdim=True)
+
+
 # 2-byte elements in rows aligned alike to 4 bytes but not 16: shifted vectors up to 8
 # rows, 4-byte pairs after; rows an odd number of elements apart (or data not aligned to
 # 4 bytes) stay shifted up to 64 rows where their slabs are too long to tile.

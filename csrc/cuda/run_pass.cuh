@@ -305,6 +305,7 @@ void run_pass(const T* x, const ReductionPass& pass, Out* y, const at::Tensor& l
         g.tiles = ceil_div(g.total_segments, g.segments);
         g.segment_outputs = FastDivmod(static_cast<unsigned>(g.per_segment * pass.inner));
         g.inner_div = FastDivmod(static_cast<unsigned>(pass.inner));
+        g.rotate_rows = launch.rotate_rows;
       }
       const size_t shared = size_t{2} * launch.segments * launch.slots * 16;
       const int64_t blocks = std::min(g.tiles, resident_blocks<kernel>(kTileThreads, shared));
