@@ -89,6 +89,8 @@ SlabLanes slab_lanes(const ReductionPass& pass, int64_t bytes, int64_t outputs_p
   // bfloat16 838574 x 8 x 4, 27.9 us in order (4 to a bank), 31.0 rotated (at 2 it was).
   constexpr int64_t kOutputWork = 24;
   constexpr int64_t kRotatedLoadWork = 4;
+  // WARPREDUCE_NO_ROTATED_ROWS=1: rows in order (a knob for measuring the two).
+  static const bool no_rotated_rows = knob_is_set("WARPREDUCE_NO_ROTATED_ROWS");
   SlabLanes best;
   double best_cost = 0;
   for (unsigned g = 1; g <= 32; g *= 2) {
@@ -104,8 +106,6 @@ SlabLanes slab_lanes(const ReductionPass& pass, int64_t bytes, int64_t outputs_p
       best = {g, false};
       best_cost = cost;
     }
-    // WARPREDUCE_NO_ROTATED_ROWS=1: rows in order (a knob for measuring the two).
-    static const bool no_rotated_rows = knob_is_set("WARPREDUCE_NO_ROTATED_ROWS");
     if (g == 1 && one_segment && replays > 1 && !no_rotated_rows) {
       int rotated_replays = 0;
       for (int64_t k = 0; k < std::min<int64_t>(pass.length, 32); ++k) {
