@@ -44,8 +44,12 @@ bool slabs_fit(const ReductionPass& pass, int64_t bytes) {
 // How many times a warp's shared-memory load of these 32 elements (-1: a lane that
 // loads none) is replayed: the most distinct 4-byte words one of the 32 banks serves.
 int bank_replays(const std::array<int64_t, 32>& elements, int64_t bytes) {
-  std::array<std::array<int64_t, 32>, 32> words{};  // per bank, the words seen
+  // (The table of words is left uninitialized: only its first distinct[bank] words of a
+  // bank are read. Zeroed, its 8 KiB cost ~15 us of host time a call of a slab pass,
+  // which runs this up to 38 times: more than a small pass's kernel.)
+  std::array<std::array<int64_t, 32>, 32> words;  // per bank, the words seen
   std::array<int, 32> distinct{};
+  int most = 0;
   for (const int64_t element : elements) {
     if (element < 0) continue;
     const int64_t word = element * bytes / 4;
@@ -53,9 +57,10 @@ int bank_replays(const std::array<int64_t, 32>& elements, int64_t bytes) {
     int& count = distinct[word % 32];
     if (std::find(seen.begin(), seen.begin() + count, word) == seen.begin() + count) {
       seen[count++] = word;
+      most = std::max(most, count);
     }
   }
-  return *std::max_element(distinct.begin(), distinct.end());
+  return most;
 }
 
 // How lanes share the outputs of a tile of slabs: the cost of reading the tile from
@@ -73,13 +78,12 @@ struct SlabLanes {
 SlabLanes slab_lanes(const ReductionPass& pass, int64_t bytes, int64_t outputs_per_tile,
                      bool one_segment, unsigned threads) {
   const int64_t stride = slab_stride(pass);
-  // The element lane `lane` reads at step k, a group of g lanes an output.
-  auto element = [&](unsigned lane, unsigned g, int64_t k, bool rotated) -> int64_t {
+  // The element lane `lane` reads first, a group of g lanes an output.
+  auto element = [&](unsigned lane, unsigned g) -> int64_t {
     const int64_t u = lane / g, r = lane % g;
     if (r >= pass.length || u >= outputs_per_tile) return -1;
     const int64_t q = u / pass.inner, i = u % pass.inner;
-    const int64_t row = rotated ? (k + q) % pass.length : r + k;
-    return q * stride + i * pass.inner_stride + row * pass.reduced_stride;
+    return q * stride + i * pass.inner_stride + r * pass.reduced_stride;
   };
   // Each output a lane takes costs about kOutputWork instructions besides its loads
   // (its index, its sums, its store): ncu counted 6.5 warp instructions an output of
@@ -95,7 +99,7 @@ SlabLanes slab_lanes(const ReductionPass& pass, int64_t bytes, int64_t outputs_p
   double best_cost = 0;
   for (unsigned g = 1; g <= 32; g *= 2) {
     std::array<int64_t, 32> first{};
-    for (unsigned lane = 0; lane < 32; ++lane) first[lane] = element(lane, g, 0, false);
+    for (unsigned lane = 0; lane < 32; ++lane) first[lane] = element(lane, g);
     const int replays = bank_replays(first, bytes);
     const int64_t passes = ceil_div(outputs_per_tile * g, threads);
     int shuffles = 0;
@@ -107,10 +111,18 @@ SlabLanes slab_lanes(const ReductionPass& pass, int64_t bytes, int64_t outputs_p
       best_cost = cost;
     }
     if (g == 1 && one_segment && replays > 1 && !no_rotated_rows) {
+      // Lane u (output u) reads row (k + q) % length of its slab q at step k: its row,
+      // stepped and wrapped here without a division (the planner runs on every call).
+      std::array<int64_t, 32> row{}, step{};
+      for (unsigned lane = 0; lane < 32; ++lane) {
+        if (first[lane] >= 0) row[lane] = (lane / pass.inner) % pass.length;
+      }
       int rotated_replays = 0;
       for (int64_t k = 0; k < std::min<int64_t>(pass.length, 32); ++k) {
-        std::array<int64_t, 32> step{};
-        for (unsigned lane = 0; lane < 32; ++lane) step[lane] = element(lane, 1, k, true);
+        for (unsigned lane = 0; lane < 32; ++lane) {
+          step[lane] = first[lane] < 0 ? -1 : first[lane] + row[lane] * pass.reduced_stride;
+          if (++row[lane] == pass.length) row[lane] = 0;
+        }
         rotated_replays = std::max(rotated_replays, bank_replays(step, bytes));
       }
       const double rotated_cost =
