@@ -1419,3 +1419,53 @@ def test_tiles_at_once_sum_like_torch_sum(dtype, rows, layout):
             continue
         assert_sum_matches(wr.sum(x, [1], kernel=kernel), x, [1], kernel=kernel)
     assert_sum_matches(wr.sum(x, [1], keepdim=True), x, [1], keepdim=True)
+
+
+# A pass of short rows whose result lies across them (a permuted input whose result
+# keeps a kept dim above the rows as its innermost): on CUDA auto its rows are taken in
+# the result's order where the rows that share a sector come back within a block's round
+# (plan.cpp, rows_in_result_order), so that a warp's stores are adjacent. (dtype, shape,
+# strides, dims, the pass's outer in the result's order, or None where the rows stay in
+# memory order.)
+RESULT_ORDER_ROWS_CASES = [
+    # float32 254140 x 2 x 121 x 1 permuted (2, 3, 0, 1) over dim 1 (seed 319), smaller
+    (torch.float32, (4099, 2, 121, 1), (2, 1, 8198, 8198), [1], [(4099, 2), (121, 8198)]),
+    # int32 7 x 3963 x 1 x 372 permuted over dim 0 (rows of 7; int64 outputs)
+    (torch.int32, (7, 397, 1, 37), (1, 7, 1, 2779), [0], [(397, 7), (37, 2779)]),
+    # rows of 3 under two kept dims, the result's innermost the outermost in memory
+    (torch.bfloat16, (3, 33, 5, 31), (1, 3, 99, 495), [0], [(33, 3), (5, 99), (31, 495)]),
+    # the rows that share a sector 1031 rows apart taken so: in memory order
+    (torch.float32, (1031, 2, 600), (2, 1, 2062), [1], None),
+    # rows not adjacent in memory (rows of 5 in steps of 35): in memory order
+    (torch.int32, (7, 4099, 5), (5, 35, 1), [2], None),
+]
+
+
+@pytest.mark.parametrize("case", RESULT_ORDER_ROWS_CASES, ids=str)
+def test_short_rows_in_result_order(case):
+    dtype, shape, strides, dims, outer = case
+    x = narrow_merged_view(shape, strides, dtype, "cpu")
+    plan = wr._C.plan(x, dims, as_cuda=True)
+    (p,) = plan["passes"]
+    assert p["launch"].startswith("rows_short"), p
+    if outer is None:
+        assert p["result_apart"] > 1, p
+    else:
+        assert p["outer"] == outer and p["result_apart"] == 1, p
+        assert plan["output_order"] == [(math.prod(s for s, _ in outer), 1)], plan
+
+
+@requires_cuda
+@pytest.mark.parametrize("dtype", DTYPES, ids=str)
+@pytest.mark.parametrize("case", RESULT_ORDER_ROWS_CASES, ids=str)
+def test_short_rows_in_result_order_sum_like_torch_sum(dtype, case):
+    _, shape, strides, dims, _ = case
+    for offset in (0, 1):
+        x = narrow_merged_view(shape, strides, dtype, "cuda", offset)
+        for keepdim in (False, True):
+            result = wr.sum(x, dims, keepdim=keepdim)
+            assert result.stride() == torch.sum(x, dims, keepdim=keepdim).stride()
+            assert_sum_matches(result, x, dims, keepdim=keepdim)
+        # with a kept dim expanded too (its sum copied out along it by the store)
+        y = x.narrow(-2, 0, 1).expand(x.shape)
+        assert_sum_matches(wr.sum(y, dims), y, dims)
