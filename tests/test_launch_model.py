@@ -350,6 +350,21 @@ def test_slab_lanes_rotate_rows_where_banks_meet(plan_dtype, shape, layout, laun
     assert p["launch"] == launch, p
 
 
+def test_slab_lanes_are_remembered_by_what_they_depend_on():
+    # The launch model remembers the last 16 passes' slab lanes a thread: planned in turn,
+    # more of them than it holds, then again in the other order, each takes the launch it
+    # takes alone (the table above), whatever was asked before it.
+    cases = [(s[0], s[1], s[2], s[3]) for s in SLAB_LANE_CASES]
+    cases += [(torch.float32, (4099, n, 2), "contiguous", None) for n in range(3, 12)]
+    first = {}
+    for plan_dtype, shape, layout, launch in cases + cases[::-1]:
+        x = make(shape, layout, plan_dtype, "cpu", data=unfilled)
+        (p,) = wr._C.plan(x, [1], as_cuda=True)["passes"]
+        key = (plan_dtype, shape, layout)
+        assert p["launch"] == first.setdefault(key, p["launch"]), (key, p)
+        assert launch is None or p["launch"] == launch, (key, p)
+
+
 @requires_cuda
 @pytest.mark.parametrize("dtype", DTYPES, ids=str)
 @pytest.mark.parametrize("plan_dtype,shape,layout,launch", SLAB_LANE_CASES, ids=str)
