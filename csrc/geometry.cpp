@@ -279,17 +279,7 @@ bool plan_pass(const Layout& layout, PassPlan* plan, const Gaps& gaps, bool slic
     if (d >= inner) continue;
     // Within the pass, kept dims and reduced dims left for later are alike: outer dims
     // merge whenever they are one dim in memory (x.sum((0, 2)): rows one after the other).
-    OuterDims& outer = pass.outer;
-    const int n = outer.ndim;
-    if (n > 0 && outer.strides[n - 1] == layout[d].size * layout[d].stride) {
-      outer.sizes[n - 1] *= layout[d].size;
-      outer.strides[n - 1] = layout[d].stride;
-    } else {
-      if (n == kMaxOuterDims) return false;
-      outer.sizes[n] = layout[d].size;
-      outer.strides[n] = layout[d].stride;
-      outer.ndim++;
-    }
+    if (!pass.outer.append(layout[d].size, layout[d].stride)) return false;
     pass.outer_size *= layout[d].size;
   }
   int64_t stride = 1;

@@ -90,6 +90,21 @@ struct OuterDims {
     }
     return off + o * strides[0];
   }
+
+  // Adds a dim below the others, merged with the innermost where the two are one dim
+  // (its stride is the new one's extent); false where a new dim does not fit.
+  bool append(int64_t size, int64_t stride) {
+    if (ndim > 0 && strides[ndim - 1] == size * stride) {
+      sizes[ndim - 1] *= size;
+      strides[ndim - 1] = stride;
+      return true;
+    }
+    if (ndim == kMaxOuterDims) return false;
+    sizes[ndim] = size;
+    strides[ndim] = stride;
+    ++ndim;
+    return true;
+  }
 };
 
 // One pass of [outer..., reduced, inner]: output (o, i) = sum over r < length of

@@ -125,47 +125,40 @@ bool may_place_outputs(const SumPlan& plan, bool cuda_auto) {
 // SumPlan::output_order, output_copies and output_copy_stride for a plan whose passes
 // are set, where the CUDA auto kernels run it (cuda_auto): the strides of its result
 // (broadcast_shape where a kept dim is broadcast, else out_shape), contiguous.
+// The broadcast dim's size (1 without one): the one dim where the result's shape and the
+// narrowed sum's differ (neither is empty: an empty result needs no kernel).
+int64_t result_copies(const SumPlan& plan) {
+  return plan.broadcast_dims.empty() ? 1
+                                     : c10::multiply_integers(plan.broadcast_shape) /
+                                           c10::multiply_integers(plan.out_shape);
+}
+
+// A result dim's stride: the product of the sizes of the kept dims after it (reduced dims
+// are 1 or absent in the result), and of the copies where the broadcast dim is after it.
+int64_t result_stride(const SumPlan& plan, int64_t dim, int64_t copies) {
+  int64_t stride = 1;
+  for (size_t j = 0; j < plan.kept_dims.size(); ++j) {
+    if (plan.kept_dims[j] > dim) stride *= plan.kept_sizes[j];
+  }
+  if (!plan.broadcast_dims.empty() && plan.broadcast_dims[0] > dim) stride *= copies;
+  return stride;
+}
+
 void place_outputs(SumPlan& plan, bool cuda_auto) {
   if (!may_place_outputs(plan, cuda_auto)) return;
-  const size_t broadcast = plan.broadcast_dims.size();
-  const int64_t copy_dim = broadcast ? plan.broadcast_dims[0] : -1;
-  // The broadcast dim's size: the one dim where the result's shape and the narrowed sum's
-  // differ (neither is empty: an empty result needs no kernel).
-  const int64_t copies = broadcast ? c10::multiply_integers(plan.broadcast_shape) /
-                                         c10::multiply_integers(plan.out_shape)
-                                   : 1;
-  // A result dim's stride: the product of the sizes of the kept dims after it (reduced
-  // dims are 1 or absent in the result).
-  auto stride_of = [&](int64_t dim) {
-    int64_t stride = 1;
-    for (size_t j = 0; j < plan.kept_dims.size(); ++j) {
-      if (plan.kept_dims[j] > dim) stride *= plan.kept_sizes[j];
-    }
-    if (copy_dim > dim) stride *= copies;
-    return stride;
-  };
+  const int64_t copies = result_copies(plan);
   OuterDims order;
   for (size_t k = 0; k < plan.kept_dims.size(); ++k) {
-    const int64_t stride = stride_of(plan.kept_dims[k]);
-    const int d = order.ndim;
-    if (d > 0 && order.strides[d - 1] == plan.kept_sizes[k] * stride) {
-      order.sizes[d - 1] *= plan.kept_sizes[k];
-      order.strides[d - 1] = stride;
-      continue;
-    }
-    if (d == kMaxOuterDims) return;
-    order.sizes[d] = plan.kept_sizes[k];
-    order.strides[d] = stride;
-    order.ndim++;
+    if (!order.append(plan.kept_sizes[k], result_stride(plan, plan.kept_dims[k], copies))) return;
   }
   if (order.ndim == 0) {  // one output (copied out along the broadcast dim)
     order.ndim = 1;
     order.sizes[0] = order.strides[0] = 1;
   }
   plan.output_order = order;
-  if (broadcast) {
+  if (!plan.broadcast_dims.empty()) {
     plan.output_copies = copies;
-    plan.output_copy_stride = stride_of(copy_dim);
+    plan.output_copy_stride = result_stride(plan, plan.broadcast_dims[0], copies);
   }
 }
 
@@ -194,16 +187,10 @@ void rows_in_result_order(SumPlan& plan) {
     int64_t size, stride, result_stride;
   };
   c10::SmallVector<Kept, 8> kept;
-  const size_t broadcast = plan.broadcast_dims.size();
-  const int64_t copy_dim = broadcast ? plan.broadcast_dims[0] : -1;
-  const int64_t copies = plan.output_copies;
+  const int64_t copies = result_copies(plan);
   for (size_t k = 0; k < plan.kept_dims.size(); ++k) {
-    int64_t result_stride = 1;
-    for (size_t j = 0; j < plan.kept_dims.size(); ++j) {
-      if (plan.kept_dims[j] > plan.kept_dims[k]) result_stride *= plan.kept_sizes[j];
-    }
-    if (copy_dim > plan.kept_dims[k]) result_stride *= copies;
-    kept.push_back({plan.kept_sizes[k], plan.input.stride(plan.kept_dims[k]), result_stride});
+    const int64_t dim = plan.kept_dims[k];
+    kept.push_back({plan.kept_sizes[k], plan.input.stride(dim), result_stride(plan, dim, copies)});
   }
   // Adjacent outputs of the pass (the innermost kept dim in memory) a sector apart or more.
   const int64_t out_bytes = static_cast<int64_t>(c10::elementSize(plan.out_dtype));
@@ -213,22 +200,9 @@ void rows_in_result_order(SumPlan& plan) {
                    [](const Kept& a, const Kept& b) { return a.result_stride > b.result_stride; });
   // Both in that order, each merged where it is one dim: the rows in memory, the outputs
   // in the result (one dim where the result is contiguous: a store without division).
-  auto append = [](OuterDims& dims, int64_t size, int64_t stride) {
-    const int d = dims.ndim;
-    if (d > 0 && dims.strides[d - 1] == size * stride) {
-      dims.sizes[d - 1] *= size;
-      dims.strides[d - 1] = stride;
-      return true;
-    }
-    if (d == kMaxOuterDims) return false;
-    dims.sizes[d] = size;
-    dims.strides[d] = stride;
-    dims.ndim = d + 1;
-    return true;
-  };
   OuterDims outer, order;
   for (const Kept& k : kept) {
-    if (!append(outer, k.size, k.stride) || !append(order, k.size, k.result_stride)) return;
+    if (!outer.append(k.size, k.stride) || !order.append(k.size, k.result_stride)) return;
   }
   // Only where the rows that share a sector, adjacent in memory, are taken soon after one
   // another (within kResultOrderMaxRevisit rows: a block's rows of one round, from L1):

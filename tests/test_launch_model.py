@@ -1180,14 +1180,21 @@ def test_narrow_kept_dims_merge_into_short_blocks(case):
 @pytest.mark.parametrize("case", NARROW_MERGED_CASES + SHORT_MERGED_CASES, ids=str)
 def test_narrow_merged_sums_like_torch_sum(dtype, case):
     _, shape, strides, dims, *_ = case
-    for offset in (0, 1, 3):  # aligned, and rows read shifted or element by element
+    # aligned, and rows read shifted or element by element
+    assert_placed_sums_match(shape, strides, dims, dtype, offsets=(0, 1, 3), expanded=-1)
+
+
+def assert_placed_sums_match(shape, strides, dims, dtype, offsets, expanded):
+    """Sums of a view written in place in the result's layout: torch.sum's values and
+    strides, keepdim or not, and with the kept dim `expanded` broadcast too (its sum
+    copied out along it by the store)."""
+    for offset in offsets:
         x = narrow_merged_view(shape, strides, dtype, "cuda", offset)
         for keepdim in (False, True):
             result = wr.sum(x, dims, keepdim=keepdim)
             assert result.stride() == torch.sum(x, dims, keepdim=keepdim).stride()
             assert_sum_matches(result, x, dims, keepdim=keepdim)
-        # with a kept dim expanded too (its sum copied out along it by the store)
-        y = x.narrow(-1, 0, 1).expand(x.shape)
+        y = x.narrow(expanded, 0, 1).expand(x.shape)
         assert_sum_matches(wr.sum(y, dims), y, dims)
 
 
@@ -1475,12 +1482,4 @@ def test_short_rows_in_result_order(case):
 @pytest.mark.parametrize("case", RESULT_ORDER_ROWS_CASES, ids=str)
 def test_short_rows_in_result_order_sum_like_torch_sum(dtype, case):
     _, shape, strides, dims, _ = case
-    for offset in (0, 1):
-        x = narrow_merged_view(shape, strides, dtype, "cuda", offset)
-        for keepdim in (False, True):
-            result = wr.sum(x, dims, keepdim=keepdim)
-            assert result.stride() == torch.sum(x, dims, keepdim=keepdim).stride()
-            assert_sum_matches(result, x, dims, keepdim=keepdim)
-        # with a kept dim expanded too (its sum copied out along it by the store)
-        y = x.narrow(-2, 0, 1).expand(x.shape)
-        assert_sum_matches(wr.sum(y, dims), y, dims)
+    assert_placed_sums_match(shape, strides, dims, dtype, offsets=(0, 1), expanded=-2)
