@@ -122,9 +122,6 @@ bool may_place_outputs(const SumPlan& plan, bool cuda_auto) {
          plan.outputs < (int64_t{1} << 31);
 }
 
-// SumPlan::output_order, output_copies and output_copy_stride for a plan whose passes
-// are set, where the CUDA auto kernels run it (cuda_auto): the strides of its result
-// (broadcast_shape where a kept dim is broadcast, else out_shape), contiguous.
 // The broadcast dim's size (1 without one): the one dim where the result's shape and the
 // narrowed sum's differ (neither is empty: an empty result needs no kernel).
 int64_t result_copies(const SumPlan& plan) {
@@ -144,6 +141,9 @@ int64_t result_stride(const SumPlan& plan, int64_t dim, int64_t copies) {
   return stride;
 }
 
+// SumPlan::output_order, output_copies and output_copy_stride for a plan whose passes
+// are set, where the CUDA auto kernels run it (cuda_auto): the strides of its result
+// (broadcast_shape where a kept dim is broadcast, else out_shape), contiguous.
 void place_outputs(SumPlan& plan, bool cuda_auto) {
   if (!may_place_outputs(plan, cuda_auto)) return;
   const int64_t copies = result_copies(plan);

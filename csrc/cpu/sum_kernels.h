@@ -275,9 +275,14 @@ C10_ALWAYS_INLINE typename VecLoad<T>::Vec short_vector_sum(const T* x, int64_t 
 // torch.sum): float32 rows of 9 0.77-0.80 -> 1.27-1.31x, float64 rows of 9 0.46-0.53 ->
 // 0.82-0.85x, bfloat16 1.28-1.31 -> 2.31-2.36x, float32 64 x 11050 transposed over dim 0
 // (rows of 64) 0.73 -> 1.05-1.10x.
-#if defined(CPU_CAPABILITY_AVX2)
+#if defined(CPU_CAPABILITY_AVX2) || defined(CPU_CAPABILITY_AVX512)
 template <typename A>
 constexpr bool kGroupedRows = std::is_same_v<A, float> || std::is_same_v<A, double>;
+#else
+template <typename A>
+constexpr bool kGroupedRows = false;
+#endif
+#if defined(CPU_CAPABILITY_AVX2)
 C10_ALWAYS_INLINE Vectorized<float> horizontal_sums(const Vectorized<float> (&v)[8]) {
   __m256 t[4], u[2];
   for (int k = 0; k < 4; ++k) t[k] = _mm256_hadd_ps(v[2 * k], v[2 * k + 1]);
@@ -290,8 +295,6 @@ C10_ALWAYS_INLINE Vectorized<double> horizontal_sums(const Vectorized<double> (&
   return _mm256_add_pd(_mm256_permute2f128_pd(t0, t1, 0x20), _mm256_permute2f128_pd(t0, t1, 0x31));
 }
 #elif defined(CPU_CAPABILITY_AVX512)
-template <typename A>
-constexpr bool kGroupedRows = std::is_same_v<A, float> || std::is_same_v<A, double>;
 // _mm256_hadd_ps within each 128-bit quarter: a0 + a1, a2 + a3, b0 + b1, b2 + b3.
 C10_ALWAYS_INLINE __m512 hadd_quarters(__m512 a, __m512 b) {
   return _mm512_add_ps(_mm512_shuffle_ps(a, b, 0x88), _mm512_shuffle_ps(a, b, 0xDD));
@@ -322,9 +325,6 @@ C10_ALWAYS_INLINE Vectorized<double> horizontal_sums(const Vectorized<double> (&
       _mm512_add_pd(_mm512_shuffle_f64x2(t[2], t[3], 0x44), _mm512_shuffle_f64x2(t[2], t[3], 0xEE));
   return _mm512_add_pd(_mm512_shuffle_f64x2(x01, x23, 0x88), _mm512_shuffle_f64x2(x01, x23, 0xDD));
 }
-#else
-template <typename A>
-constexpr bool kGroupedRows = false;
 #endif
 
 // lane_step: as in horizontal_sum.
