@@ -304,6 +304,25 @@ def test_tiny_rows(dtype):
 
 
 @pytest.mark.parametrize("dtype", DTYPES, ids=str)
+def test_tiny_columns(dtype):
+    """A few rows of a few columns under each outer index (each output a tiny row down its
+    column): up to and past the limits of both (8 float rows, 16 integer ones; 16 float
+    columns, 12 integer ones), rows packed or apart, columns of stride 1 or 2, sliced outer
+    dims, an unaligned start."""
+    for length in (1, 2, 3, 4, 7, 8, 9, 16, 17):
+        for inner in (1, 2, 3, 6, 12, 13, 16, 17):
+            for pad in (0, 1, 3):
+                base = random_tensor((67, length, 2 * inner + pad + 1), dtype, "cpu", seed=length)
+                for x in (
+                    base[:, :, 1 : inner + 1],
+                    base[:, :, : 2 * inner : 2],
+                    base[::2, :, pad : pad + inner],
+                ):
+                    assert_sum_matches(wr.sum(x, 1), x, 1)
+                    assert_sum_matches(wr.sum(x, (0, 1)), x, (0, 1))
+
+
+@pytest.mark.parametrize("dtype", DTYPES, ids=str)
 def test_several_passes_and_the_copied_layout(dtype):
     for shape, dim in [
         ((5, 33, 7, 9), (0, 2)),
