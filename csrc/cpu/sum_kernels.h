@@ -591,6 +591,23 @@ void store_from_zero(Out* y, int64_t n, int64_t repeat, const Sum& sum) {
   for (int64_t i = 0; i < n; ++i) y[i] = from_zero<Out>(sum(i), repeat);
 }
 
+// Every output of a pass of at most kTinyRow<T> rows as a tiny row down its reduced dim:
+// output (o, c) from the element at outer.offset(o) + c * inner_stride (a rows pass has
+// one column). Threads share the outputs by kTinyRowCost.
+template <typename T, typename Out>
+void tiny_sums(const T* x, const ReductionPass& pass, Out* y) {
+  const int64_t inner = pass.inner;
+  with_tiny_length<kTinyRow<T>>(pass.length, [&](auto n) {
+    for_each_task(pass.outer_size, inner * kTinyRowCost, [&](int64_t o) {
+      const T* slice = x + pass.outer.offset(o);
+      for (int64_t c = 0; c < inner; ++c) {
+        y[o * inner + c] = from_zero<Out>(
+            tiny_sum<n()>(slice + c * pass.inner_stride, pass.reduced_stride), pass.repeat);
+      }
+    });
+  });
+}
+
 // ---- Rows pass -----------------------------------------------------------------------
 // A task sums one chunk of one row (a whole row when it is at most kRowChunk long). Rows
 // of several chunks write a partial sum a chunk, combined pairwise per row.
@@ -609,11 +626,7 @@ void rows_pass(const T* x, const ReductionPass& pass, Out* y) {
   };
   const bool vector_rows = stride == 1 || lane_strided<T>(stride);
   if (length <= kTinyRow<T>) {
-    with_tiny_length<kTinyRow<T>>(length, [&](auto n) {
-      for_each_task(rows, kTinyRowCost, [&](int64_t row) {
-        y[row] = from_zero<Out>(tiny_sum<n()>(x + pass.outer.offset(row), stride), pass.repeat);
-      });
-    });
+    tiny_sums(x, pass, y);
     return;
   }
   if constexpr (!is_integer_v<T>) {
@@ -1201,17 +1214,8 @@ constexpr int64_t kTinyColumnsMaxInner = is_integer_v<T> ? 12 : 16;
 
 template <typename T, typename Out>
 bool tiny_columns(const T* x, const ReductionPass& pass, Out* y) {
-  const int64_t inner = pass.inner;
-  if (pass.length > kTinyRow<T> || inner > kTinyColumnsMaxInner<T>) return false;
-  with_tiny_length<kTinyRow<T>>(pass.length, [&](auto n) {
-    for_each_task(pass.outer_size, inner * kTinyRowCost, [&](int64_t o) {
-      const T* slice = x + pass.outer.offset(o);
-      for (int64_t c = 0; c < inner; ++c) {
-        y[o * inner + c] = from_zero<Out>(
-            tiny_sum<n()>(slice + c * pass.inner_stride, pass.reduced_stride), pass.repeat);
-      }
-    });
-  });
+  if (pass.length > kTinyRow<T> || pass.inner > kTinyColumnsMaxInner<T>) return false;
+  tiny_sums(x, pass, y);
   return true;
 }
 
