@@ -298,13 +298,13 @@ def measure_random(args, argv, where, described, csv_path):
     """The rows of --random or --small-extents, measured; the CSV rewritten after each
     shape, so that a run cut short leaves what it measured."""
     if args.small_extents:
-        indexed = list(enumerate(random_shapes.small_extent_cases(where)))
+        cases = random_shapes.small_extent_cases(where)
     else:
         n = args.random or (200 if where == "cuda" else 100)
         lo, hi = args.mib or (random_shapes.GPU_MIB if where == "cuda" else random_shapes.CPU_MIB)
         cases = random_shapes.sample_cases(n, args.seed, int(lo * 2**20), int(hi * 2**20))
-        picked = parse_indices(args.pick) if args.pick else range(n)
-        indexed = [(i, c) for i, c in enumerate(cases) if i in picked]
+    picked = parse_indices(args.pick) if args.pick else range(len(cases))
+    indexed = [(i, c) for i, c in enumerate(cases) if i in picked]
     with_compile = where == "cuda" and not args.no_compile and not args.small_extents
     print(f"Device: {described}" + ("" if where == "cuda" else " (the CPU comparison)"))
     print(
@@ -405,8 +405,9 @@ def main(argv=None):
         "--pick",
         nargs="+",
         metavar="I",
-        help="with --random: measure only these indices of the sample, each an index or a "
-        "range such as 100-199 (to rerun shapes of a run, or to split one over several calls)",
+        help="with --random or --small-extents: measure only these indices of the sample, each "
+        "an index or a range such as 100-199 (to rerun shapes of a run, or to split one over "
+        "several calls)",
     )
     parser.add_argument(
         "--merge",
