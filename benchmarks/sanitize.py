@@ -105,11 +105,13 @@ def run(x, dim, kernel):
     check(wr.sum(x, dim, kernel=kernel), x, dim)
 
 
-def every_kernel(kernels):
+def every_kernel(kernels, shapes=None):
     for kernel in kernels:
         start = time.monotonic()
         fast = kernel in ("auto", "exact")
         cases = CASES + (AUTO_CASES if fast else [])
+        if shapes:
+            cases = [(shape, dim) for shape, dim in cases if "x".join(map(str, shape)) in shapes]
         dtypes = AUTO_DTYPES if kernel == "auto" else FLOAT_DTYPES if kernel == "exact" else DTYPES
         for dtype in dtypes:
             for shape, dim in cases:
@@ -122,6 +124,8 @@ def every_kernel(kernels):
                     run(x[:1].expand(3, -1), 1, kernel)  # a full sum copied out
                 if fast and x.dim() >= 2 and x.shape[0] > 2:
                     run(x[::2, ..., : x.shape[-1] - 1], dim, kernel)  # sliced: short runs
+                    # ... nothing past its last element
+                    run(in_tight_storage(x[::2, ..., : x.shape[-1] - 1]), dim, kernel)
                 if fast and x.dim() == 3:
                     run(x[..., ::2], dim, kernel)  # stepped: gapped columns or column tiles
                     # ... nothing past its last element
@@ -183,9 +187,15 @@ if __name__ == "__main__":
         default=wr.kernels("cuda"),
         help="the kernels the kernels part runs (default: every one)",
     )
+    parser.add_argument(
+        "--shapes",
+        nargs="+",
+        metavar="AxB",
+        help="the kernels part runs only the cases of these shapes (4099x16: a changed kernel's)",
+    )
     args = parser.parse_args()
     part = args.part
     if part in ("all", "kernels"):
-        every_kernel(args.kernels)
+        every_kernel(args.kernels, args.shapes)
     if part in ("all", "scratch"):
         scratch_as_streams_keep_it()

@@ -8,7 +8,8 @@
 // The kernels (cuda/rows.cuh, cuda/slabs.cuh, cuda/columns.cuh) and when each is chosen:
 //
 //   rows_vectors  rows of at most 32 whole 16-byte vectors, one after the other: a
-//                 vector a lane, a group of lanes a row.
+//                 vector a lane, a group of lanes a row; and short rows far apart, as
+//                 the aligned vectors that cover each ("covering").
 //   rows_short    rows of at most 8 elements otherwise (odd lengths, unaligned,
 //                 stepped, apart): a lane a row, its elements in registers.
 //   slabs         every output's elements within a short span of memory ("a slab": a
@@ -99,8 +100,11 @@ struct Launch {
   LaunchKind kind = LaunchKind::kRowsSplit;
   // rows_vectors, slabs, rows_grouped: lanes that share one output (a power of two <= 32).
   unsigned group = 1;
-  // rows_vectors: 16-byte vectors a row.
+  // rows_vectors: 16-byte vectors a row; covering: rows a stride apart of any alignment,
+  // read as the aligned vectors that cover each (rows.cuh), vectors_per_row the most a
+  // row takes.
   int64_t vectors_per_row = 0;
+  bool covering = false;
   // rows_short: the elements a lane's slots hold of a row, the row's length to a power
   // of two (2, 4 or 8).
   int64_t row_slots = 0;

@@ -317,6 +317,66 @@ def test_far_slabs_sum_like_torch_sum(device, dtype, stored, corner, dims, kind)
     assert_sum_matches(wr.sum(y, dims), y, dims)
 
 
+# Short rows far apart (a prefix of much wider rows): rows_vectors reads each as the
+# aligned 16-byte vectors that cover it ("covering"), where 3 in 4 of a group's lanes have
+# a vector; else tiles. (dtype, rows' length, the stride between rows, the data's offset
+# in elements, whether covering.)
+COVERING_ROW_CASES = [
+    (torch.float32, 15, 36, 0, True),  # 4 vectors, rows 144 bytes apart: alike
+    (torch.float32, 15, 36, 1, True),  # the rows one element into their first vector
+    (torch.float32, 15, 36, 2, False),  # 5 vectors of 8 lanes: tiles
+    (torch.float32, 118, 242, 0, True),  # rows 968 bytes apart, not alike: up to 31
+    (torch.float32, 126, 242, 0, False),  # up to 33 vectors: tiles
+    (torch.float32, 15, 20, 0, False),  # 20 bytes between rows: close, tiles
+    (torch.int32, 13, 32, 0, True),
+    (torch.bfloat16, 17, 40, 0, True),  # 3 vectors of 4 lanes
+    (torch.bfloat16, 119, 244, 3, True),  # not alike: up to 16
+    (torch.float64, 15, 40, 0, True),  # 8 vectors
+    (torch.float64, 9, 40, 0, False),  # 5 of 8
+    (torch.bool, 49, 104, 0, True),  # not alike: up to 4 vectors of 16
+    (torch.int8, 35, 76, 5, True),
+]
+
+
+def far_rows(rows, length, row, dtype, device, offset=0, fill=None):
+    return gapped_view((rows, length), dtype, device, gap=row - length, offset=offset, fill=fill)
+
+
+@pytest.mark.parametrize("case", COVERING_ROW_CASES, ids=str)
+def test_far_rows_take_covering_vectors(case):
+    dtype, length, row, offset, covering = case
+    x = far_rows(4099, length, row, dtype, "cpu", offset=offset)
+    (p,) = wr._C.plan(x, [1], as_cuda=True)["passes"]
+    assert p["launch"].endswith(" covering") == covering, p["launch"]
+    assert p["launch"].split()[0] == ("rows_vectors" if covering else "slabs"), p["launch"]
+    # rows under two outer dims that do not merge (every other slice of the first): tiles
+    y = far_rows(4 * 64, length, row, dtype, "cpu", offset=offset).view(4, 64, length)[::2]
+    (p,) = wr._C.plan(y, [2], as_cuda=True)["passes"]
+    assert not p["launch"].endswith(" covering"), p["launch"]
+
+
+@requires_cuda
+@pytest.mark.parametrize("dtype", DTYPES, ids=str)
+@pytest.mark.parametrize("case", COVERING_ROW_CASES, ids=str)
+def test_covering_rows_sum_like_torch_sum(dtype, case):
+    """NaN around every row: read with the row's vectors, never added."""
+    _, length, row, offset, _ = case
+    fill = float("nan") if dtype.is_floating_point else None
+    for rows in (2, 31, 4099, 70001):
+        for shift in (offset, offset + 1, offset + 7):  # the rows at other alignments
+            x = far_rows(rows, length, row, dtype, "cuda", offset=shift, fill=fill)
+            for kernel in fast_kernels("cuda"):
+                if kernel == "exact" and not dtype.is_floating_point:
+                    continue
+                got = wr.sum(x, [1], kernel=kernel)
+                assert not (got.is_floating_point() and got.isnan().any())
+                assert_sum_matches(got, x, [1], kernel=kernel)
+            assert_sum_matches(wr.sum(x, [1], keepdim=True), x, [1], keepdim=True)
+        # a storage that ends at the last row's last element: its last vector by elements
+        x = in_tight_storage(far_rows(rows, length, row, dtype, "cuda", offset=offset))
+        assert_sum_matches(wr.sum(x, [1]), x, [1])
+
+
 # Tiles of slabs one segment a tile, a lane an output (slabs.cuh's lean loop): rows read
 # in order, or from a rotated start (row slab % length on) where lanes reading row for row
 # would meet on the same shared-memory banks, slabs a multiple of 128 bytes apart.
@@ -941,9 +1001,9 @@ def test_row_groups_sum_like_torch_sum(shape, layout, dtype, group):
 
 # Rows of 2-8 elements that rows_vectors does not take (not whole aligned vectors): a
 # lane a row, the row's length to a power of two its slots (2, 4 or 8); 9 elements and
-# more, tiles. Rows one after the other, a step apart, a gap apart (a prefix of wider
-# rows), out of the result's order (a permuted input's), in counts that leave the last
-# rounds partial. (length, slots)
+# more, tiles (or, far apart, the vectors that cover them). Rows one after the other, a
+# step apart, a gap apart (a prefix of wider rows), out of the result's order (a permuted
+# input's), in counts that leave the last rounds partial. (length, slots)
 SHORT_ROW_LENGTHS = [(2, 2), (3, 4), (4, 4), (5, 8), (7, 8), (8, 8)]
 
 
@@ -962,7 +1022,9 @@ def test_short_rows_take_a_lane_a_row(dtype, length, slots, layout):
     assert p["launch"] == f"rows_short slots={slots}", p
     x = make((4099, 9), layout, dtype, "cpu")
     (p,) = wr._C.plan(x, [1], as_cuda=True)["passes"]
-    assert p["launch"].startswith("slabs "), p
+    # (rows of 9 four-byte elements 24 apart are far apart: the vectors that cover them)
+    far = layout == "sliced" and dtype.itemsize == 4
+    assert p["launch"].startswith("rows_vectors group=4 vectors=3 covering" if far else "slabs "), p
 
 
 @requires_cuda

@@ -339,18 +339,49 @@ __device__ __forceinline__ A sum_over_group(A v, unsigned group) {
 
 constexpr unsigned kVectorRowsThreads = 512;
 
+// Vector k of the aligned 16-byte vectors that cover a row of `length` elements at `row`
+// (rows_vectors, kCovering), its elements outside the row zeroed as bits (a NaN beside
+// the row is left out, not added as 0 times it); zeros past the row's last vector. Every
+// vector read holds an element of the row: the same sectors as the row's own. A vector
+// that reaches outside [begin, end), the data's bytes (the first and last rows'), reads
+// the row's elements in it one by one instead.
+template <typename T>
+__device__ __forceinline__ uint4 covering_vector(const T* row, unsigned k, unsigned length,
+                                                 uintptr_t begin, uintptr_t end) {
+  constexpr int kLanes = 16 / sizeof(T);
+  const uintptr_t address = reinterpret_cast<uintptr_t>(row);
+  const int head = static_cast<int>(address % 16) / static_cast<int>(sizeof(T));
+  const int first = static_cast<int>(k) * kLanes - head;  // the row's element in lane 0
+  if (first >= static_cast<int>(length)) return uint4{0, 0, 0, 0};
+  const int low = max(0, -first), high = min(kLanes, static_cast<int>(length) - first);
+  const uintptr_t vector = address - address % 16 + 16 * uintptr_t{k};
+  if (vector < begin || vector + 16 > end) {
+    T lanes[kLanes];
+#pragma unroll
+    for (int j = 0; j < kLanes; ++j) lanes[j] = j >= low && j < high ? row[first + j] : T(0);
+    uint4 v;
+    memcpy(&v, lanes, sizeof(v));
+    return v;
+  }
+  const uint4 v = load_streaming(reinterpret_cast<const uint4*>(vector));
+  return keep_lanes<T>(v, ((1u << high) - 1) & ~((1u << low) - 1));
+}
+
 // Short rows of whole 16-byte vectors, one after the other (row r is vectors [r * V,
 // r * V + V) of x, V <= 32): a group of pow2_ceil(V) lanes a row, one vector a lane, so a
-// warp reads 512 contiguous bytes; 8 rows a group in flight. Auto sums rows this short in
-// acc_t (AutoSums<T, kShort>). Exact sums keep 4 rows in flight: with 8 they took 100
-// registers a thread. Two blocks an SM for both: with a minimum of one (and the output
+// warp reads 512 contiguous bytes; 8 rows a group in flight. kCovering: rows of `length`
+// elements `row_stride` apart, any alignment, each read as the up to V aligned vectors
+// that cover it (covering_vector; launch_model.cpp says where), the data's bytes ending
+// at `end`. Auto sums rows this short in acc_t (AutoSums<T, kShort>). Exact sums keep 4
+// rows in flight: with 8 they took 100 registers a thread. Two blocks an SM for both: with a minimum of one (and the output
 // order in auto's store), auto's took 96-98 registers, one block an SM, and the named
 // rows of 8-128 ran 11-33% slower than with 64 (float32 2^19 x 100: 2454 GB/s, 3454 at
 // two blocks; H200, torch.sum 1365 in both runs).
-template <typename T, typename Out, typename P>
+template <typename T, typename Out, typename P, bool kCovering = false>
 __global__ void __launch_bounds__(kVectorRowsThreads, 2)
     rows_vectors(const T* __restrict__ x, int64_t count, unsigned vectors_per_row, unsigned group,
-                 bool stores_side_by_side, Out* __restrict__ y, P policy) {
+                 bool stores_side_by_side, Out* __restrict__ y, P policy, int64_t row_stride = 0,
+                 unsigned length = 0, uintptr_t end = 0) {
   using Sum = typename P::Sum;
   constexpr int kUnroll = P::kExact ? 4 : 8;
   const uint4* v = reinterpret_cast<const uint4*>(x);
@@ -365,9 +396,16 @@ __global__ void __launch_bounds__(kVectorRowsThreads, 2)
 #pragma unroll
     for (int u = 0; u < kUnroll; ++u) {
       const int64_t r = first_row + (base - warp * rows_per_warp) + u * step;
-      data[u] = r < count && lane_in_row < vectors_per_row
-                    ? load_streaming(v + r * vectors_per_row + lane_in_row)
-                    : uint4{0, 0, 0, 0};
+      if constexpr (kCovering) {
+        data[u] = r < count && lane_in_row < vectors_per_row
+                      ? covering_vector(x + r * row_stride, lane_in_row, length,
+                                        reinterpret_cast<uintptr_t>(x), end)
+                      : uint4{0, 0, 0, 0};
+      } else {
+        data[u] = r < count && lane_in_row < vectors_per_row
+                      ? load_streaming(v + r * vectors_per_row + lane_in_row)
+                      : uint4{0, 0, 0, 0};
+      }
     }
     const int64_t row0 = first_row + (base - warp * rows_per_warp);
     Sum totals[kUnroll];

@@ -247,15 +247,28 @@ void run_pass(const T* x, const ReductionPass& pass, Out* y, const at::Tensor& l
   switch (launch.kind) {
     case LaunchKind::kRowsVectors: {
       using Q = typename P::Short;
-      constexpr auto kernel = rows_vectors<T, Out, Q>;
-      const int64_t blocks = std::min(ceil_div(pass.outer_size * launch.group, kVectorRowsThreads),
-                                      resident_blocks<kernel>(kVectorRowsThreads));
       // WARPREDUCE_EXACT_SERIAL_ROW_STORES=1: a group's exact rows certified by its lane 0
       // in turn, as before (rows.cuh): a knob for measuring the two side by side.
       static const bool serial_stores = knob_is_set("WARPREDUCE_EXACT_SERIAL_ROW_STORES");
-      kernel<<<blocks, kVectorRowsThreads, 0, stream>>>(
-          x, pass.outer_size, static_cast<unsigned>(launch.vectors_per_row), launch.group,
-          !serial_stores, y, policy_variant<Q>(policy));
+      const int64_t row_stride = pass.outer.ndim == 1 ? pass.outer.strides[0] : 0;
+      auto launch_vectors = [&](auto covering) {
+        constexpr auto kernel = rows_vectors<T, Out, Q, decltype(covering)::value>;
+        const int64_t blocks =
+            std::min(ceil_div(pass.outer_size * launch.group, kVectorRowsThreads),
+                     resident_blocks<kernel>(kVectorRowsThreads));
+        kernel<<<blocks, kVectorRowsThreads, 0, stream>>>(
+            x, pass.outer_size, static_cast<unsigned>(launch.vectors_per_row), launch.group,
+            !serial_stores, y, policy_variant<Q>(policy), row_stride,
+            static_cast<unsigned>(pass.length),
+            address_of(x + (pass.outer_size - 1) * row_stride + pass.length));
+      };
+      TORCH_INTERNAL_ASSERT(!launch.covering || (pass.outer.ndim == 1 && pass.reduced_stride == 1),
+                            "warpreduce: ", launch.describe());
+      if (launch.covering) {
+        launch_vectors(std::true_type{});
+      } else {
+        launch_vectors(std::false_type{});
+      }
       break;
     }
     case LaunchKind::kRowsShort: {
