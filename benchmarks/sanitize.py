@@ -72,6 +72,11 @@ AUTO_CASES = [  # every launch of the launch model (csrc/launch_model.h)
     # a gapped span read in whole vectors past its end (stepped, below), or not (tight)
     ((40, 4098), 0),
     ((64, 89, 16), (0, 1)),
+    # short rows far apart (sliced, below: 15 of every 32): the aligned vectors that cover
+    # each; partial columns of shifted vectors (2-byte types) read whole, flat tiles across
+    # outer slices of 100 elements
+    ((4099, 16), 1),
+    ((4099, 3, 100), 1),
 ]
 DTYPES = (torch.float32, torch.int8, torch.bfloat16)  # every kernel
 # auto's kernels are instantiated per dtype, with vectors of 16 bytes: 2 to 16 lanes.

@@ -501,6 +501,32 @@ def test_shifted_columns_sum_like_torch_sum(device, dtype, shape, layout, dims):
         assert_sum_matches(wr.sum(x, dims), x, dims)
 
 
+# Columns whose last vector is partial (an inner extent of no whole number of vectors), in
+# rows far apart with NaN between them: auto's partial columns read whole vectors (aligned
+# or shifted), the sums past their outputs never stored. (shape, the gap after each row,
+# the data's offset in elements.)
+PARTIAL_COLUMN_CASES = [
+    ((5, 1003), 40, 0),
+    ((5, 1003), 40, 1),
+    ((3, 102), 62, 0),  # aligned rows (float32, float64), a partial last vector
+    ((3, 100), 64, 3),
+    ((8, 37), 40, 0),
+    ((100, 1003), 40, 0),
+    ((33, 259), 77, 2),
+]
+
+
+@requires_cuda
+@pytest.mark.parametrize("dtype", [torch.float32, torch.bfloat16, torch.float16, torch.float64])
+@pytest.mark.parametrize("shape,gap,offset", PARTIAL_COLUMN_CASES, ids=str)
+def test_partial_columns_leave_what_follows_them_out(dtype, shape, gap, offset):
+    x = gapped_view(shape, dtype, "cuda", gap=gap, offset=offset, fill=float("nan"))
+    for kernel in fast_kernels("cuda"):
+        got = wr.sum(x, [0], kernel=kernel)
+        assert not got.isnan().any()
+        assert_sum_matches(got, x, [0], kernel=kernel)
+
+
 def test_every_kind_is_covered():
     kinds = {kind for *_, ks in CASES for kind in ks}
     assert kinds == {

@@ -96,6 +96,10 @@ struct ColumnTiling {
   FastDivmod apart, across_rows;
   // Wide outputs stored a warp at a time (store_by_warp), where the instantiation has them.
   bool warp_stores;
+  // Auto's partial columns (the last of an outer slice whose inner extent is not whole
+  // vectors) of shifted vectors and of tiles at once read whole vectors where those lie
+  // within the data (whole_column_reads).
+  bool whole_partials;
 };
 
 // Shared memory for sum_down_ty: 16 KiB, whatever the sum's type.
@@ -557,23 +561,38 @@ __device__ __forceinline__ Loaded<T, kVec> load_column_row(const T* p, int valid
   }
 }
 
-// Whether the column at `base`, `valid` of its kVec outputs, reads whole vectors in rows
-// first..last (those the lane sums).
-template <typename T, int kVec, ColumnLoad kLoad>
-__device__ __forceinline__ bool column_is_whole(const Columns<T>& c, const ColumnTiling& tiling,
-                                                const T* base, int valid, int64_t first,
-                                                int64_t last) {
+// Whether a lane's column, `valid` of its kVec outputs, reads whole vectors (aligned, or
+// shifted) in its rows first, first + step, ... below `end`, row_at(r) row r's address
+// (shifted vectors and tiles at once; the general kernel's aligned vectors decide alone).
+// Shifted ones must lie within the data: rows run up in memory (slices too: geometry.h),
+// so the first and last rows tell (the last found only where needed: a 64-bit division
+// for every tile cost flat tiles of short columns). A partial column of auto
+// (whole_partials) reads whole vectors too where they lie within the data: the sums of
+// its positions past `valid` are never stored, so whatever the vectors hold there (the
+// next outer slice's elements, a gap's) costs nothing, and the column runs its warp's
+// loop rather than one of its own, its elements one by one (the warp ran both in turn:
+// bfloat16 167773 x 2 x 100 over dim 1 97.8 -> 71.8 us, 111849 x 3 x 100 72.7 -> 56.5,
+// 22628 x 5 x 61 x 2 transposed 39.5 -> 31.5; H200, 2026-11-30, against
+// WARPREDUCE_NO_WHOLE_PARTIALS=1). (Exact sums share a certificate among a lane's sums;
+// folded rows' positions are all stored.)
+template <typename P, typename T, int kVec, ColumnLoad kLoad, typename RowAt>
+__device__ __forceinline__ bool whole_column_reads(const Columns<T>& c, const ColumnTiling& tiling,
+                                                   int valid, int64_t first, int64_t end,
+                                                   int64_t step, const RowAt& row_at) {
   using Load = Loaded<T, kVec>;
   if constexpr (kVec == 1) {
     return true;
   } else {
-    bool whole = valid == kVec;
-    if (kLoad == ColumnLoad::kShifted && first <= last) {
-      whole = whole &&
-              Load::shifts_within(base + first * c.reduced_stride, tiling.begin, tiling.end) &&
-              Load::shifts_within(base + last * c.reduced_stride, tiling.begin, tiling.end);
+    const bool partial = valid < kVec;
+    if (partial &&
+        (P::kExact || kLoad == ColumnLoad::kFolded || c.fold > 1 || !tiling.whole_partials))
+      return false;
+    if ((kLoad == ColumnLoad::kShifted || partial) && first < end) {
+      const int64_t last = first + (end - 1 - first) / step * step;
+      return Load::shifts_within(row_at(first), tiling.begin, tiling.end) &&
+             Load::shifts_within(row_at(last), tiling.begin, tiling.end);
     }
-    return whole;
+    return true;
   }
 }
 
@@ -625,8 +644,10 @@ __global__ void __launch_bounds__(kColumnThreads, (kColumnMinBlocks<P, kVec>))
       const int64_t i0 = at.column * kVec;
       base[g] = at.active ? c.x + c.outer.offset(at.o) + i0 * c.inner_stride : nullptr;
       const int valid = static_cast<int>(min(int64_t{kVec}, c.inner - i0));
-      whole = whole && (!at.active || column_is_whole<T, kVec, kLoad>(c, tiling, base[g], valid, 0,
-                                                                      c.length - 1));
+      whole = whole && (!at.active || whole_column_reads<P, T, kVec, kLoad>(
+                                          c, tiling, valid, 0, c.length, 1, [&](int64_t r) {
+                                            return base[g] + r * c.reduced_stride;
+                                          }));
     }
     if (!whole) {
       for (int g = 0; g < kTiles; ++g) {
@@ -718,19 +739,20 @@ __global__ void __launch_bounds__(kColumnThreads, (kColumnMinBlocks<P, kVec>))
           for (int u = 0; u < kUnroll; ++u) v[u].add_to(acc);  // zeros past r_whole
         }
       };
-      // A column whose vectors are partial or reach past the data (whose rows' addresses
-      // grow with the row: its first and last row tell) reads its elements one by one, in
-      // a loop of its own: the choice made at each load cost every column 28 bytes of
-      // spills (ptxas, 16-bit columns).
+      // A column whose vectors are partial (but for whole_column_reads) or reach past the
+      // data reads its elements one by one, in a loop of its own: the choice made at each
+      // load cost every column 28 bytes of spills (ptxas, 16-bit columns).
       if constexpr (kVec == 1) {
         sum_rows([](const T* p) { return Load::load(p); });
       } else {
+        // (Aligned vectors' partial columns here keep their elements one by one: with
+        // whole_column_reads in this kernel's aligned instantiations, ptxas scheduled
+        // them so that float32 columns of 8 rows ran 8-13% slower, 8192 x 8 x 256 over
+        // dim 1 20.7 -> 22.5 us, H200, small extents, 2026-11-30.)
         bool edge = valid < kVec;
-        if (kShifted && first < r_end) {
-          const int64_t last = first + (r_end - 1 - first) / step * step;
-          // (Rows run up in memory, slices too: geometry.h.)
-          edge = edge || !Load::shifts_within(row_at(first), tiling.begin, tiling.end) ||
-                 !Load::shifts_within(row_at(last), tiling.begin, tiling.end);
+        if constexpr (kShifted) {
+          edge =
+              !whole_column_reads<P, T, kVec, kLoad>(c, tiling, valid, first, r_end, step, row_at);
         }
         if (edge || kLoad == ColumnLoad::kElements) {
           sum_rows([&](const T* p) { return Load::load_elements(p, valid); });

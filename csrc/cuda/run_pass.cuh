@@ -126,6 +126,10 @@ void launch_columns_kernel(const Columns<T>& c, const Launch& launch, Out* y,
                   (last_row - 1) * c.inner_stride;
   t.begin = address_of(c.x);
   t.end = address_of(last + 1);
+  // WARPREDUCE_NO_WHOLE_PARTIALS=1: partial columns read their elements one by one, as
+  // before whole_column_reads (columns.cuh): a knob for measuring the two side by side.
+  static const bool no_whole_partials = knob_is_set("WARPREDUCE_NO_WHOLE_PARTIALS");
+  t.whole_partials = !no_whole_partials;
   // WARPREDUCE_NO_WARP_STORES=1: every lane stores its own wide outputs (a knob for
   // measuring).
   static const bool no_warp_stores = knob_is_set("WARPREDUCE_NO_WARP_STORES");
