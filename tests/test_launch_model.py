@@ -502,9 +502,10 @@ def test_shifted_columns_sum_like_torch_sum(device, dtype, shape, layout, dims):
 
 
 # Columns whose last vector is partial (an inner extent of no whole number of vectors), in
-# rows far apart with NaN between them: auto's partial columns read whole vectors (aligned
-# or shifted), the sums past their outputs never stored. (shape, the gap after each row,
-# the data's offset in elements.)
+# rows far apart with NaN between them: auto's partial columns of shifted vectors read
+# whole vectors, the sums past their outputs never stored (aligned ones, and exact's,
+# their elements one by one). (shape, the gap after each row, the data's offset in
+# elements.)
 PARTIAL_COLUMN_CASES = [
     ((5, 1003), 40, 0),
     ((5, 1003), 40, 1),

@@ -563,7 +563,8 @@ __device__ __forceinline__ Loaded<T, kVec> load_column_row(const T* p, int valid
 
 // Whether a lane's column, `valid` of its kVec outputs, reads whole vectors (aligned, or
 // shifted) in its rows first, first + step, ... below `end`, row_at(r) row r's address
-// (shifted vectors and tiles at once; the general kernel's aligned vectors decide alone).
+// (auto's shifted vectors, and tiles at once; the general kernel's aligned vectors, and
+// exact's, decide alone).
 // Shifted ones must lie within the data: rows run up in memory (slices too: geometry.h),
 // so the first and last rows tell (the last found only where needed: a 64-bit division
 // for every tile cost flat tiles of short columns). A partial column of auto
@@ -745,14 +746,20 @@ __global__ void __launch_bounds__(kColumnThreads, (kColumnMinBlocks<P, kVec>))
       if constexpr (kVec == 1) {
         sum_rows([](const T* p) { return Load::load(p); });
       } else {
-        // (Aligned vectors' partial columns here keep their elements one by one: with
-        // whole_column_reads in this kernel's aligned instantiations, ptxas scheduled
-        // them so that float32 columns of 8 rows ran 8-13% slower, 8192 x 8 x 256 over
-        // dim 1 20.7 -> 22.5 us, H200, small extents, 2026-11-30.)
+        // Auto's shifted vectors only (whole_column_reads). This kernel's aligned
+        // vectors keep their partial columns' own loop: with whole reads there, ptxas
+        // scheduled them so that float32 columns of 8 rows ran 8-13% slower (8192 x 8 x
+        // 256 over dim 1 20.7 -> 22.5 us, H200, small extents, 2026-11-30). Exact's
+        // shifted vectors keep the check as it was written before (the same test for
+        // them): both compile to the SASS of before.
         bool edge = valid < kVec;
-        if constexpr (kShifted) {
+        if constexpr (kShifted && !P::kExact) {
           edge =
               !whole_column_reads<P, T, kVec, kLoad>(c, tiling, valid, first, r_end, step, row_at);
+        } else if (kShifted && first < r_end) {
+          const int64_t last = first + (r_end - 1 - first) / step * step;
+          edge = edge || !Load::shifts_within(row_at(first), tiling.begin, tiling.end) ||
+                 !Load::shifts_within(row_at(last), tiling.begin, tiling.end);
         }
         if (edge || kLoad == ColumnLoad::kElements) {
           sum_rows([&](const T* p) { return Load::load_elements(p, valid); });
