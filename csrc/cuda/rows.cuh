@@ -373,10 +373,10 @@ __device__ __forceinline__ uint4 covering_vector(const T* row, unsigned k, unsig
 // elements `row_stride` apart, any alignment, each read as the up to V aligned vectors
 // that cover it (covering_vector; launch_model.cpp says where), the data's bytes ending
 // at `end`. Auto sums rows this short in acc_t (AutoSums<T, kShort>). Exact sums keep 4
-// rows in flight: with 8 they took 100 registers a thread. Two blocks an SM for both: with a minimum of one (and the output
-// order in auto's store), auto's took 96-98 registers, one block an SM, and the named
-// rows of 8-128 ran 11-33% slower than with 64 (float32 2^19 x 100: 2454 GB/s, 3454 at
-// two blocks; H200, torch.sum 1365 in both runs).
+// rows in flight: with 8 they took 100 registers a thread. Two blocks an SM for both:
+// with a minimum of one (and the output order in auto's store), auto's took 96-98
+// registers, one block an SM, and the named rows of 8-128 ran 11-33% slower than with 64
+// (float32 2^19 x 100: 2454 GB/s, 3454 at two blocks; H200, torch.sum 1365 in both runs).
 template <typename T, typename Out, typename P, bool kCovering = false>
 __global__ void __launch_bounds__(kVectorRowsThreads, 2)
     rows_vectors(const T* __restrict__ x, int64_t count, unsigned vectors_per_row, unsigned group,
