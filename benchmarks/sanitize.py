@@ -77,6 +77,10 @@ AUTO_CASES = [  # every launch of the launch model (csrc/launch_model.h)
     # outer slices of 100 elements
     ((4099, 16), 1),
     ((4099, 3, 100), 1),
+    # two passes, the last in the first's launch (a tail: tail.cuh), a group of lanes an
+    # output; the whole block one (sliced: two passes of a full sum)
+    ((7, 5, 63, 33), (0, 2)),
+    ((256, 3, 12), None),
 ]
 DTYPES = (torch.float32, torch.int8, torch.bfloat16)  # every kernel
 # auto's kernels are instantiated per dtype, with vectors of 16 bytes: 2 to 16 lanes.
@@ -91,7 +95,13 @@ AUTO_DTYPES = DTYPES + (
 )
 FLOAT_DTYPES = (torch.float32, torch.bfloat16, torch.float16, torch.float64)  # exact's
 EXTRA_DTYPES_MAX_ELEMENTS = 1 << 21
-SPLIT_CASES = [(((1 << 20) + 3,), None), ((5, 300003), 1), ((2**16 + 1, 8), 0)]
+# (and a tail after split rows: its grid's ticket is in the same scratch)
+SPLIT_CASES = [
+    (((1 << 20) + 3,), None),
+    ((5, 300003), 1),
+    ((2**16 + 1, 8), 0),
+    ((2, 3, 2, 100000), (1, 3)),
+]
 
 
 def check(got, x, dim):

@@ -703,6 +703,55 @@ std::string Launch::describe() const {
   return s.str();
 }
 
+std::string TailLaunch::describe() const {
+  if (!fused) return "";
+  std::ostringstream s;
+  s << "tail group=" << (group == 0 ? std::string("block") : std::to_string(group))
+    << " rounds=" << rounds;
+  return s.str();
+}
+
+TailLaunch choose_tail(const ReductionPass& first, const Launch& first_launch,
+                       int64_t element_bytes, const ReductionPass& last) {
+  using Tuning = LaunchTuning;
+  // WARPREDUCE_NO_TAIL=1: every pass its own launch; WARPREDUCE_TAIL_MAX_ROUNDS=n: tails
+  // of up to n rounds (knobs for measuring, read once).
+  static const bool no_tail = knob_is_set("WARPREDUCE_NO_TAIL");
+  static const int64_t max_rounds = [] {
+    const char* v = std::getenv("WARPREDUCE_TAIL_MAX_ROUNDS");
+    return v != nullptr ? std::max<int64_t>(0, std::atoll(v)) : Tuning::kTailMaxRounds;
+  }();
+  TailLaunch tail;
+  // Tiles at once and stores across have no kernels with a tail (build time; a first pass
+  // never stores across); the tail reads its carries without gaps or slices.
+  if (no_tail || first_launch.tiles_at_once > 1 || first_launch.store_across || last.gapped() ||
+      last.slices > 1 ||
+      first.outputs() * first.rows() * element_bytes > Tuning::kTailMaxInputBytes) {
+    return tail;
+  }
+  const int64_t outputs = last.outputs(), length = last.length;
+  const int64_t threads = Tuning::kTailThreads, in_flight = Tuning::kTailLoadsInFlight;
+  auto rounds_of = [&](int64_t group) {
+    return ceil_div(outputs, threads / group) * ceil_div(ceil_div(length, group), in_flight);
+  };
+  tail.group = 1;
+  tail.rounds = rounds_of(1);
+  for (unsigned group = 2; group <= 32; group *= 2) {
+    if (rounds_of(group) < tail.rounds) {
+      tail.group = group;
+      tail.rounds = rounds_of(group);
+    }
+  }
+  // The whole block an output: its rounds, and its tree's (a round each).
+  const int64_t block_rounds = outputs * (ceil_div(length, threads * in_flight) + 1);
+  if (block_rounds < tail.rounds) {
+    tail.group = 0;
+    tail.rounds = block_rounds;
+  }
+  tail.fused = tail.rounds <= max_rounds;
+  return tail;
+}
+
 FoldBlock fold_block(const ReductionPass& pass) {
   if (pass.is_rows() || pass.inner_stride != 1 || pass.gapped() || pass.outer.ndim > 1) return {};
   FoldBlock block;

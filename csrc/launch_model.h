@@ -48,6 +48,9 @@
 //                 store them in result order ("store across"). A lane's outputs
 //                 of 64 bytes or more (1-byte elements into int64) go out a warp
 //                 at a time, through shared memory (columns.cuh, store_by_warp).
+//
+// A plan of two passes whose last is short runs it inside the first's launch, by the
+// block that finishes last (choose_tail, cuda/tail.cuh): a launch less.
 #pragma once
 
 #include <cstdint>
@@ -165,6 +168,24 @@ constexpr int column_rows_in_flight(int64_t vector, int64_t bytes, ColumnLoad lo
 // The decision for `pass`, its elements described by `element`, on `device`.
 Launch choose_launch(const ReductionPass& pass, const ElementShape& element,
                      const DeviceShape& device);
+
+// The last pass of a plan of two, run inside the first pass's launch (cuda/tail.cuh): the
+// block of the first kernel that finishes last sums the first pass's outputs from L2 and
+// writes the result, a launch less. A small input's call is bound by the host, which
+// spends about 5 us on each launch; the tail stays within that while it is a few rounds
+// of loads. `group`: lanes an output (a power of two up to 32), 0 for the whole block;
+// `rounds`: the loads in a row a lane of the tail waits for, kTailLoadsInFlight at a time.
+struct TailLaunch {
+  bool fused = false;
+  unsigned group = 1;
+  int64_t rounds = 0;
+  std::string describe() const;
+};
+
+// Whether the last pass of a two-pass plan runs in the launch of the first (`first`,
+// launched as `first_launch`, reading elements of `element_bytes`).
+TailLaunch choose_tail(const ReductionPass& first, const Launch& first_launch,
+                       int64_t element_bytes, const ReductionPass& last);
 
 // Folded columns (Launch::fold): the pass's outputs as one block of memory, `count`
 // rows of `width` contiguous outputs (the inner dim) `stride` apart (the outer dim, at
@@ -310,6 +331,18 @@ struct LaunchTuning {
   // A group of lanes a row gives each lane at least this many of the row's loads, up to
   // a warp a row (launch_model.cpp has the measurement).
   static constexpr int64_t kGroupedLoadsPerLane = 4;
+  // The last pass of two runs in the first's launch (choose_tail) for inputs of up to
+  // kTailMaxInputBytes (where the host's launches bound the call), a tail of up to
+  // kTailMaxRounds rounds of kTailLoadsInFlight loads a lane, in the smallest block a
+  // first pass's kernel has (kTailThreads). On an H200 (2026-11-30, seeds 331 and 337,
+  // against WARPREDUCE_NO_TAIL=1): tails of 1-4 rounds 0.4-12.0 us a call faster on 16
+  // of 16 shapes (bfloat16 324 x 4 x 79 x 9 x 14 permuted 22.3 -> 12.0 us), of 5-12
+  // rounds 0.9-6.4 us faster on 4 of 6 and 0.1-0.7 us slower on 2 (int32 2 x 4 x 217 x
+  // 8 x 374 expanded, 7 rounds: 17.0 -> 17.7 us).
+  static constexpr int64_t kTailMaxInputBytes = int64_t{64} << 20;
+  static constexpr int64_t kTailMaxRounds = 12;
+  static constexpr int64_t kTailLoadsInFlight = 4;
+  static constexpr int64_t kTailThreads = 256;
 };
 
 }  // namespace warpreduce

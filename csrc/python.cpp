@@ -122,8 +122,19 @@ pybind11::dict describe_plan(const at::Tensor& x, std::optional<std::vector<int6
     pass["launch"] = choose_launch(p, element, device).describe();
     passes.append(pass);
   }
+  // The last of two passes run in the first's launch (choose_tail: the first pass writes
+  // carries), or "".
+  TailLaunch tail;
+  if (plan.passes.size() == 2) {
+    const ReductionPass& first = plan.passes[0];
+    const int64_t bytes = pass_element_bytes(plan.input.scalar_type(), 0);
+    const ElementShape element{bytes, reinterpret_cast<uintptr_t>(plan.input.const_data_ptr()),
+                               pass_element_bytes(plan.input.scalar_type(), 1)};
+    tail = choose_tail(first, choose_launch(first, element, device), bytes, plan.passes[1]);
+  }
   pybind11::dict out;
   out["passes"] = passes;
+  out["tail"] = tail.describe();
   out["copied"] = plan.copied;
   out["needs_kernel"] = !plan.result.has_value();
   // The input's kept dims of stride 0 that the passes see at size 1: their sum copied out.

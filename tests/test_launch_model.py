@@ -528,6 +528,92 @@ def test_partial_columns_leave_what_follows_them_out(dtype, shape, gap, offset):
         assert_sum_matches(got, x, [0], kernel=kernel)
 
 
+# The last of two passes in the first pass's launch (launch_model.h, choose_tail;
+# cuda/tail.cuh): where the first kernel's last block can sum it in a few rounds of
+# loads, and the input is small enough for the launch it saves to matter. (dtype of the
+# plan, shape, layout, dims, the first pass's kernel, the tail's description: "" where
+# it runs on its own.)
+# Every kernel a first pass takes, each group of the tail, both sides of its limits.
+TAIL_CASES = [
+    (torch.float32, (7, 5, 63, 33), "contiguous", (0, 2), "columns", "tail group=1 rounds=2"),
+    (torch.float32, (1000, 2, 7, 9), "contiguous", (0, 2), "columns", "tail group=2 rounds=1"),
+    (torch.float32, (64, 12, 20), "contiguous", (0, 2), "slabs", "tail group=16 rounds=1"),
+    (torch.float32, (64, 128, 20), "contiguous", (0, 2), "slabs", "tail group=2 rounds=8"),
+    # 512 outputs of 64: 32 rounds
+    (torch.float32, (64, 512, 20), "contiguous", (0, 2), "slabs", ""),
+    (torch.float32, (3, 3072, 200), "stepped", (0, 2), "rows_grouped", "tail group=1 rounds=12"),
+    (torch.float32, (3, 3100, 200), "stepped", (0, 2), "rows_grouped", ""),  # 13 rounds
+    (torch.float32, (2, 3, 2, 100000), "contiguous", (1, 3), "rows_split", "tail group=1 rounds=1"),
+    (torch.float32, (12, 3, 800), "contiguous", (0, 2), "rows_split", "tail group=4 rounds=1"),
+    (torch.float32, (200, 4, 1000), "contiguous", (0, 2), "rows_split", "tail group=32 rounds=2"),
+    (torch.float32, (3, 500, 5), "contiguous", (0, 2), "rows_short", "tail group=1 rounds=2"),
+    (torch.float32, (3, 500, 8), "contiguous", (0, 2), "rows_vectors", "tail group=1 rounds=2"),
+    (torch.float32, (256, 3, 12), "sliced", (0, 1, 2), "slabs", "tail group=block rounds=2"),
+    # 49152 carries into one output: 49 rounds
+    (torch.float32, (16384, 3, 12), "sliced", (0, 1, 2), "slabs", ""),
+    # column tiles (stepped 16-bit columns under a short reduced dim)
+    (
+        torch.bfloat16,
+        (2, 25, 7, 74, 5),
+        "stepped",
+        (-1, 1),
+        "column_tiles",
+        "tail group=2 rounds=9",
+    ),
+    (torch.bfloat16, (3, 25, 7, 74, 5), "stepped", (-1, 1), "column_tiles", ""),  # 13 rounds
+]
+
+
+@pytest.mark.parametrize("plan_dtype,shape,layout,dims,first,tail", TAIL_CASES, ids=str)
+def test_short_last_passes_run_in_the_first_launch(plan_dtype, shape, layout, dims, first, tail):
+    x = make(shape, layout, plan_dtype, "cpu", data=unfilled)
+    plan = wr._C.plan(x, list(dims), as_cuda=True)
+    assert len(plan["passes"]) == 2
+    assert plan["passes"][0]["launch"].split()[0] == first
+    assert plan["tail"] == tail
+
+
+def test_tails_only_for_inputs_the_host_bounds():
+    # 192 MiB of float32 rows, four outputs of 3: a tail of one round, but a launch is
+    # nothing beside reading the input
+    x = torch.empty((2, 3, 2, 4 << 20))
+    plan = wr._C.plan(x, [1, 3], as_cuda=True)
+    assert len(plan["passes"]) == 2 and plan["tail"] == ""
+    plan = wr._C.plan(x[..., : 1 << 20], [1, 3], as_cuda=True)  # 48 MiB
+    assert plan["tail"] != ""
+
+
+@requires_cuda
+@pytest.mark.parametrize("dtype", DTYPES, ids=str)
+@pytest.mark.parametrize("plan_dtype,shape,layout,dims,first,tail", TAIL_CASES, ids=str)
+def test_tails_sum_like_torch_sum(dtype, plan_dtype, shape, layout, dims, first, tail):
+    x = make(shape, layout, dtype, "cuda")
+    got = wr.sum(x, dims)
+    assert_sum_matches(got, x, dims)
+    assert torch.equal(got, wr.sum(x, dims))  # the same bits, whichever block is last
+    assert_sum_matches(wr.sum(x, dims, keepdim=True), x, dims, keepdim=True)
+    if dtype.is_floating_point:  # a NaN reaches its output through the tail
+        x[(0,) * x.dim()] = float("nan")
+        got = wr.sum(x, dims)
+        assert got.isnan().sum() == 1
+        assert_sum_matches(got, x, dims)
+
+
+@requires_cuda
+@pytest.mark.parametrize("dtype", [torch.float32, torch.bfloat16, torch.int32], ids=str)
+def test_tails_write_the_result_in_its_order_and_repeat(dtype):
+    # kept dims out of memory order: the tail writes the result in place, in its order
+    base = random_tensor((33, 63, 5, 7), dtype, "cuda")
+    x = base.permute(3, 2, 1, 0)  # 7 x 5 x 63 x 33, the 33 outermost in memory
+    assert wr._C.plan(x, [0, 2])["tail"] != ""
+    assert_sum_matches(wr.sum(x, (0, 2)), x, (0, 2))
+    assert wr.sum(x, (0, 2)).is_contiguous()
+    # an expanded reduced dim: each output times its extent, in the tail
+    y = random_tensor((1, 7, 5, 63, 33), dtype, "cuda").expand(4, -1, -1, -1, -1)
+    assert wr._C.plan(y, [0, 1, 3])["tail"] != ""
+    assert_sum_matches(wr.sum(y, (0, 1, 3)), y, (0, 1, 3))
+
+
 def test_every_kind_is_covered():
     kinds = {kind for *_, ks in CASES for kind in ks}
     assert kinds == {
@@ -539,6 +625,8 @@ def test_every_kind_is_covered():
         "rows_grouped",
         "columns",
     }
+    # every kernel that leads a plan of two passes runs a tail in TAIL_CASES
+    assert {first for *_, first, tail in TAIL_CASES if tail} == kinds
 
 
 @pytest.mark.parametrize("device", DEVICES)

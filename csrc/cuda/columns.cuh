@@ -686,12 +686,13 @@ __global__ void __launch_bounds__(kColumnThreads, (kColumnMinBlocks<P, kVec>))
   }
 }
 
-// The kernel: a block a tile (a grid-stride loop past the grid; or columns_at_once).
-// kAcross: the tiles store across (store_across).
-template <typename T, typename Out, int kVec, ColumnLoad kLoad, typename P, bool kAcross = false>
-__global__ void __launch_bounds__(kColumnThreads, (kColumnMinBlocks<P, kVec>))
-    columns(Columns<T> c, ColumnTiling tiling, Out* __restrict__ y,
-            typename P::Sum* __restrict__ partials, unsigned* __restrict__ tickets, P policy) {
+// The body of the kernel `columns`: a block a tile (a grid-stride loop past the grid; or
+// columns_at_once). kAcross: the tiles store across (store_across).
+template <typename T, typename Out, int kVec, ColumnLoad kLoad, typename P, bool kAcross>
+__device__ __forceinline__ void columns_body(const Columns<T>& c, const ColumnTiling& tiling,
+                                             Out* __restrict__ y,
+                                             typename P::Sum* __restrict__ partials,
+                                             unsigned* __restrict__ tickets, const P& policy) {
   // Each output's running sum (P::Columns): for auto acc_t, float for float32 (as the
   // full reduction). In double the conversions cost 5-9% (NCHW dim 1: 3731 -> 3503 GB/s,
   // 2^19 x 100 dim 0: 3609 -> 3272, H200): float it is, combined in double (P::Sum) once
@@ -862,6 +863,15 @@ __global__ void __launch_bounds__(kColumnThreads, (kColumnMinBlocks<P, kVec>))
     if (threadIdx.x == 0) tickets[tile] = 0;  // for the next launch on this stream
     return;
   }
+}
+
+// The kernel: columns_body, whose paths return at their ends, then the tail if any.
+template <typename T, typename Out, int kVec, ColumnLoad kLoad, typename P, bool kAcross = false>
+__global__ void __launch_bounds__(kColumnThreads, (kColumnMinBlocks<P, kVec>))
+    columns(Columns<T> c, ColumnTiling tiling, Out* __restrict__ y,
+            typename P::Sum* __restrict__ partials, unsigned* __restrict__ tickets, P policy) {
+  columns_body<T, Out, kVec, kLoad, P, kAcross>(c, tiling, y, partials, tickets, policy);
+  finish_with_tail<kColumnThreads>(policy);
 }
 
 }  // namespace warpreduce

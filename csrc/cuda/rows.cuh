@@ -15,13 +15,12 @@
 // exact's certified ones.
 #pragma once
 
-#include <cuda/atomic>
-
 #include <cstdint>
 #include <type_traits>
 
 #include "../geometry.h"
 #include "accumulate.cuh"
+#include "tail.cuh"
 
 namespace warpreduce {
 
@@ -238,18 +237,6 @@ struct SplitPolicy {
   static constexpr int kUnroll = 4;
 };
 
-// How a block, having stored its partial sum, takes its ticket and learns whether it is
-// the last: its partial must be visible before its ticket (release), and the last block
-// must see every partial (acquire). One acquire-release atomic does both
-// (MEMBAR.ALL.GPU, ATOM, CCTL.IVALL on sm_90); against the classic threadFenceReduction
-// form (__threadfence() before the atomic and in the last block, each a sequentially
-// consistent MEMBAR.SC.GPU) it took 0.2-0.4 us off a call from 2^20 to 2^24 elements in
-// two tuning runs on an H200.
-__device__ __forceinline__ bool is_last_block(unsigned* ticket, unsigned blocks) {
-  cuda::atomic_ref<unsigned, cuda::thread_scope_device> t(*ticket);
-  return t.fetch_add(1u, cuda::memory_order_acq_rel) == blocks - 1;
-}
-
 // Output q of policy P from `total` (thread 0's), by a whole block of kThreads: for
 // exact sums whose certificate fails, the block recomputes the output together.
 template <unsigned kThreads, typename P, typename Out>
@@ -296,7 +283,7 @@ __global__ void __launch_bounds__(SplitPolicy::kThreads)
       is_last = is_last_block(tickets + row, parts);
     }
     __syncthreads();  // thread 0's acquire covers the block's reads below
-    if (!is_last) return;
+    if (!is_last) return finish_with_tail<kThreads>(policy);
     // The row's partials in index order (deterministic).
     Sum v{};
     for (int64_t b = threadIdx.x; b < parts; b += kThreads)
@@ -305,6 +292,7 @@ __global__ void __launch_bounds__(SplitPolicy::kThreads)
     if (threadIdx.x == 0) tickets[row] = 0;  // for the next launch on this stream
   }
   store_by_block<kThreads>(policy, y, row, total);
+  finish_with_tail<kThreads>(policy);
 }
 
 constexpr unsigned kGroupedThreads = 256;
@@ -323,6 +311,7 @@ __global__ void __launch_bounds__(kGroupedThreads)
     const auto total = group_sum(thread_share<P, 8, T>(rows, row, lane, group), group);
     if (lane == 0) policy.store(y, row, total);
   }
+  finish_with_tail<kGroupedThreads>(policy);
 }
 
 // The lanes of each aligned group of `group` lanes (a power of two up to 32) of a warp
@@ -436,6 +425,7 @@ __global__ void __launch_bounds__(kVectorRowsThreads, 2)
       if (lane_in_row == 0 && r < count) policy.store(y, r, totals[u]);
     }
   }
+  finish_with_tail<kVectorRowsThreads>(policy);
 }
 
 constexpr unsigned kShortRowThreads = 256;
@@ -481,6 +471,7 @@ __global__ void __launch_bounds__(kShortRowThreads)
       if (r < rows.count) policy.store(y, r, P::sum_of(acc));
     }
   }
+  finish_with_tail<kShortRowThreads>(policy);
 }
 
 }  // namespace warpreduce

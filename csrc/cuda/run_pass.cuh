@@ -17,6 +17,7 @@
 #include "rows.cuh"
 #include "runtime.h"
 #include "slabs.cuh"
+#include "tail.cuh"
 
 namespace warpreduce {
 
@@ -26,6 +27,8 @@ template <typename Q, typename P>
 Q policy_variant(const P& policy) {
   if constexpr (std::is_same_v<Q, P>) {
     return policy;
+  } else if constexpr (has_tail_v<Q>) {
+    return Q{{policy.repeat, policy.order}, policy.tail};
   } else {
     return Q{policy.repeat, policy.order};
   }
@@ -169,9 +172,10 @@ void launch_columns_kernel(const Columns<T>& c, const Launch& launch, Out* y,
   }
   t.rows_per_split = ceil_div(c.length, t.splits);
   t.splits = ceil_div(c.length, t.rows_per_split);
-  // Tiles at once: auto only (exact's policies hold more registers a column), and only
-  // the elements the launch model takes them for (no kernels compiled for the rest).
-  constexpr bool kAtOnce = !P::kExact && !kAcross &&
+  // Tiles at once: auto only (exact's policies hold more registers a column), with no
+  // tail (choose_tail), and only the elements the launch model takes them for (no kernels
+  // compiled for the rest).
+  constexpr bool kAtOnce = !P::kExact && !has_tail_v<P> && !kAcross &&
                            sizeof(T) == LaunchTuning::kColumnAtOnceBytes &&
                            kLoad != ColumnLoad::kFolded;
   const int64_t at_once = !kAtOnce || t.splits > 1 ? 1 : launch.tiles_at_once;
@@ -221,7 +225,7 @@ template <typename T, typename Out, int kVec, ColumnLoad kLoad, typename P>
 void launch_columns(const Columns<T>& c, const Launch& launch, Out* y, const at::Tensor& like,
                     const P& policy) {
   constexpr bool kMayBeLast = std::is_integral_v<Out> || sizeof(Out) <= sizeof(T);
-  if constexpr (!P::kExact && kMayBeLast && kLoad != ColumnLoad::kFolded &&
+  if constexpr (!P::kExact && !has_tail_v<P> && kMayBeLast && kLoad != ColumnLoad::kFolded &&
                 int64_t{kColumnThreads} * kVec * int64_t{sizeof(Out)} <=
                     LaunchTuning::kStoreAcrossBytes) {
     if (launch.store_across) {
@@ -454,9 +458,54 @@ inline OutputOrder pass_output_order(const SumPlan& plan, const void* y, const a
   return OutputOrder(plan.output_order, plan.output_copies, plan.output_copy_stride);
 }
 
-// The passes of an auto sum (pass_chain.h), each by the launch model's kernel.
+// A plan of two passes in one launch (TailLaunch): the first pass's kernel with a policy
+// that carries the last pass (tail.cuh). Instantiated in passes_tail_*.cu, apart from
+// auto_passes (their kernels are as many again as the first passes', compiled in
+// parallel); a dtype missing there fails the link, not a call.
+template <typename T>
+void auto_passes_with_tail(const SumPlan& plan, at::Tensor& out, const TailLaunch& launch) {
+  using Carry = carry_t<T>;
+  using Out = out_t<T>;
+  using Tail = TailPass<Carry, Out>;
+  const ReductionPass& first = plan.passes[0];
+  const ReductionPass& last = plan.passes[1];
+  const at::Tensor carried = at::empty({first.outputs() * static_cast<int64_t>(sizeof(Carry))},
+                                       out.options().dtype(at::kByte));
+  Carry* carries = reinterpret_cast<Carry*>(carried.data_ptr());
+  Out* y = out.mutable_data_ptr<Out>();
+  const SplitScratch scratch = split_scratch(out);
+  const Tail tail{carries,
+                  last.outer,
+                  last.outputs(),
+                  last.length,
+                  last.reduced_stride,
+                  last.inner,
+                  last.inner_stride,
+                  launch.group,
+                  y,
+                  scratch.tail_ticket,
+                  AutoSums<Carry>{last.repeat, pass_output_order(plan, y, out)}};
+  using P = WithTail<AutoSums<T>, Tail>;
+  run_pass(kernel_data<T>(plan.input), first, carries, out, P{{first.repeat, OutputOrder()}, tail});
+}
+
+// Whether a plan's last pass runs in its first pass's launch (choose_tail).
+template <typename T>
+TailLaunch tail_launch(const SumPlan& plan) {
+  if (plan.passes.size() != 2) return {};
+  const ReductionPass& first = plan.passes[0];
+  const T* x = kernel_data<T>(plan.input);
+  const ElementShape element{int64_t{sizeof(T)}, address_of(x), int64_t{sizeof(carry_t<T>)}};
+  return choose_tail(first, choose_launch(first, element, device_shape()), int64_t{sizeof(T)},
+                     plan.passes[1]);
+}
+
+// The passes of an auto sum (pass_chain.h), each by the launch model's kernel; the last
+// of two in the first's launch where choose_tail says so.
 template <typename T>
 void auto_passes(const SumPlan& plan, at::Tensor& out) {
+  const TailLaunch tail = tail_launch<T>(plan);
+  if (tail.fused) return auto_passes_with_tail<T>(plan, out, tail);
   run_pass_chain<carry_t<T>>(plan, kernel_data<T>(plan.input), out.mutable_data_ptr<out_t<T>>(),
                              out, [&](const auto* x, const ReductionPass& pass, auto* y) {
                                using In = std::remove_cv_t<std::remove_pointer_t<decltype(x)>>;
@@ -594,8 +643,11 @@ void exact_passes(const SumPlan& plan, at::Tensor& out) {
 // The instantiations, one line per dtype in the passes_*.cu files, a few dtypes a file so
 // that they compile in parallel (one file of both 16-bit floats was the build's longest:
 // 408 s of a 2-core build; the H200 machine's build took 221 s split, 235-330 before).
-#define WARPREDUCE_INSTANTIATE_AUTO(T) \
+#define WARPREDUCE_INSTANTIATE_AUTO(T)                                                           \
+  extern template void auto_passes_with_tail<T>(const SumPlan&, at::Tensor&, const TailLaunch&); \
   template void auto_passes<T>(const SumPlan& plan, at::Tensor& out);
+#define WARPREDUCE_INSTANTIATE_TAIL(T) \
+  template void auto_passes_with_tail<T>(const SumPlan&, at::Tensor&, const TailLaunch&);
 #define WARPREDUCE_INSTANTIATE_EXACT(T) \
   template void exact_passes<T>(const SumPlan& plan, at::Tensor& out);
 

@@ -37,16 +37,18 @@ int64_t resident_blocks(unsigned threads, size_t shared = 0) {
 }
 
 // Scratch for the split kernels' finish (rows_split, columns): a ticket per row or tile
-// that the blocks of a split count on, then partial sums (up to 2 x max_split_blocks(),
-// each up to a certified sum). Launches on one stream run in order and each leaves its
-// tickets at 0, so a stream keeps its scratch and no call pays for a memset (one more
-// launch). The most recently used streams keep theirs (64 of them): memory stays bounded
-// however many streams come and go, and a stream that comes back gets a zeroed one. A
-// stream being captured into a CUDA graph gets a fresh scratch zeroed inside the graph
-// instead, since the graph may be replayed on another stream.
+// that the blocks of a split count on, one more for a tail's grid (tail.cuh), then
+// partial sums (up to 2 x max_split_blocks(), each up to a certified sum). Launches on
+// one stream run in order and each leaves its tickets at 0, so a stream keeps its scratch
+// and no call pays for a memset (one more launch). The most recently used streams keep
+// theirs (64 of them): memory stays bounded however many streams come and go, and a
+// stream that comes back gets a zeroed one. A stream being captured into a CUDA graph
+// gets a fresh scratch zeroed inside the graph instead, since the graph may be replayed
+// on another stream.
 struct SplitScratch {
   at::Tensor memory;  // keeps it alive until the launch is queued
   unsigned* tickets;
+  unsigned* tail_ticket;  // the whole grid's, for a first pass that runs a tail (tail.cuh)
   void* partials;
   int64_t partial_bytes;
 };

@@ -350,6 +350,7 @@ __global__ void __launch_bounds__(kTileThreads)
     __syncthreads();  // the next iteration copies into the other stage, the one after into this
   }
   copy_async_wait<0>();
+  finish_with_tail<kTileThreads>(policy);
 }
 
 }  // namespace warpreduce

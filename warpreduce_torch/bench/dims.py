@@ -96,11 +96,12 @@ def model_cases():
 
 def plan_summary(x, dim):
     """The kernels of auto's passes for a sum of x over `dim` (an int, a tuple, or None:
-    every dim; the launch model's choices, csrc/launch_model.h), and whether it copies x."""
+    every dim; the launch model's choices, csrc/launch_model.h), whether the last pass runs
+    in the first's launch (a tail) and whether it copies x."""
     dims = None if dim is None else [dim] if isinstance(dim, int) else list(dim)
     plan = _C.plan(x, dims)
     kinds = "+".join(p["launch"].split()[0] for p in plan["passes"])
-    return kinds + (" (copied)" if plan["copied"] else "")
+    return kinds + (" (tail)" if plan["tail"] else "") + (" (copied)" if plan["copied"] else "")
 
 
 def reads_rows_in_place(x, dim):

@@ -216,7 +216,8 @@ def plan_passes(x, dims):
         p["kind"] + "(" + ", ".join(f"{k}={v}" for k, v in p.items() if k != "kind") + ")"
         for p in plan["passes"]
     ]
-    return " ; ".join(passes) + (" (copied)" if plan["copied"] else "")
+    tail = f" ({plan['tail']})" if plan["tail"] else ""
+    return " ; ".join(passes) + tail + (" (copied)" if plan["copied"] else "")
 
 
 def first_line(error):
