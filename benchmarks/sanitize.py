@@ -77,6 +77,12 @@ AUTO_CASES = [  # every launch of the launch model (csrc/launch_model.h)
     # outer slices of 100 elements
     ((4099, 16), 1),
     ((4099, 3, 100), 1),
+    # phased columns (rows not aligned alike: an odd row stride; 2-byte elements under
+    # 192 rows and 2048 vectors and more, 8-byte ones; unaligned and in tight storage
+    # below: the data's edges), 8-byte ones split over blocks
+    ((193, 16385), 0),
+    ((4099, 129), 0),
+    ((3, 77, 515), 1),
     # two passes, the last in the first's launch (a tail: tail.cuh), a group of lanes an
     # output; the whole block one (sliced: two passes of a full sum)
     ((7, 5, 63, 33), (0, 2)),

@@ -335,14 +335,48 @@ Launch columns_launch(const ReductionPass& pass, const ElementShape& element,
   // rows) 114.9 -> 70.3; longer ones, split over lanes down the reduced dim, lost 1.2-2x
   // (bfloat16 123 x 55709 over dim 0 11.0 -> 20.2 us, 554 x 265 x 616 permuted 90.9 ->
   // 140.2, 7 x 5279 x 3601 120.9 -> 146.4).
+  // Rows not aligned alike (an odd row stride, a sliced or offset view) under a longer
+  // reduced dim: phased columns (columns.cuh, place_phased), whole aligned vectors, each
+  // lane's rows a whole number of `phases` apart (the rows' shifts repeat every `phases`
+  // rows), so that they are shifted alike and its sums are rotated into place once, at
+  // the end. Only where the rows do not overlap (the aligned vectors of a lane's rows then
+  // lie within the data but for its first and last row, read within it), of elements
+  // aligned to their size, and for auto (element.phased). Against what they replace, on
+  // an H200 (2026-11-30, WARPREDUCE_NO_PHASED=1 the other arm, the 49 shapes of seeds 337
+  // and 367 that took them from 33 rows for every element size of 2 bytes and more):
+  // 2-byte elements an element a lane (or shifted) before, kColumnPhasedMinVectors
+  // vectors wide and more, 0.87-1.64x, geomean 1.13 (6 shapes: bfloat16 114175 x 273
+  // permuted over dim 0 37.8 -> 23.1 us, 251 x 95059 25.1 -> 20.4; 113 x 61853, 13 MiB,
+  // 10.7 -> 12.3); narrower 0.33-0.92x (6: their few columns split over blocks, whose
+  // finish adds 8 sums a lane: 130732 x 5 x 7 offset over dim 0 14.2 -> 42.9 us); 2-byte
+  // pairs before 0.28-1.14x, 10 of 12 slower; 4-byte elements 0.70-1.10x, geomean 0.94
+  // (20); 8-byte ones 0.97-1.19x, geomean 1.04 (5: float64 801 x 85 x 241 over dims (1,
+  // 0) 44.1 -> 37.0 us). So wide 2-byte rows that pairs cannot read, and 8-byte rows;
+  // and only where a lane keeps kColumnPhasedRowsPerLane rows at the fewest lanes down a
+  // column that the phases allow: the 2-byte shapes above that gained had 198-349 rows
+  // (8 phases: 25-44 rows a lane), those that lost 62-113 (8-14). With both limits, on
+  // fresh seeds 379 and 383 (the same A/B, 16:26): 11 shapes, 0.75-1.49x, geomean 1.11
+  // (bfloat16 61 x 112 x 59 x 4 x 82 offset over dim 0, one phase, 140.6 -> 94.3 us;
+  // 2 x 6 x 61 x 26651 expanded, 13.9 -> 18.5, slower).
+  // WARPREDUCE_NO_PHASED=1 leaves them out: a knob for measuring.
+  static const bool no_phased = knob_is_set("WARPREDUCE_NO_PHASED");
+  const int64_t phases = 16 / std::gcd(pass.reduced_stride * bytes, int64_t{16});
+  const bool phased_elements =
+      bytes == 8 || (bytes == 2 && !rows_aligned(pass, element, 2, 4) &&
+                     pass.inner >= Tuning::kColumnPhasedMinVectors * lanes);
+  const bool phased = !no_phased && element.phased && phased_elements && enough_vectors &&
+                      !aligned && !sliced && element.data_address % bytes == 0 &&
+                      pass.reduced_stride >= pass.inner && rows > Tuning::kColumnMaxUnalignedRows &&
+                      rows >= phases * Tuning::kColumnPhasedRowsPerLane;
   static const bool no_long_shifted = knob_is_set("WARPREDUCE_NO_LONG_SHIFTED");
-  const bool long_shifted =
-      !no_long_shifted && enough_vectors && !aligned && bytes == Tuning::kColumnPairBytes &&
-      rows > Tuning::kColumnMaxUnalignedRows && rows <= 2 * Tuning::kColumnMaxUnalignedRows &&
-      !rows_aligned(pass, element, 2, 4) && !slabs_fit(pass, bytes);
+  const bool long_shifted = !phased && !no_long_shifted && enough_vectors && !aligned &&
+                            bytes == Tuning::kColumnPairBytes &&
+                            rows > Tuning::kColumnMaxUnalignedRows &&
+                            rows <= 2 * Tuning::kColumnMaxUnalignedRows &&
+                            !rows_aligned(pass, element, 2, 4) && !slabs_fit(pass, bytes);
   const bool shifted =
       long_shifted ||
-      (wide && !aligned && bytes <= Tuning::kColumnMaxShiftedBytes &&
+      (!phased && wide && !aligned && bytes <= Tuning::kColumnMaxShiftedBytes &&
        !(bytes == Tuning::kColumnPairBytes && rows > Tuning::kColumnMaxShiftedRows &&
          rows_aligned(pass, element, 2, 4)));
   // 4- and 8-byte elements there in rows not aligned alike: a vector's adjacent outputs a
@@ -362,9 +396,9 @@ Launch columns_launch(const ReductionPass& pass, const ElementShape& element,
   static const bool no_elements = knob_is_set("WARPREDUCE_NO_COLUMN_ELEMENTS");
   const int64_t element_rows =
       bytes == 4 ? Tuning::kColumnMaxElementsRows : Tuning::kColumnMaxUnalignedRows;
-  const bool elements = !no_elements && enough_vectors && rows <= element_rows && !aligned &&
-                        bytes >= Tuning::kColumnElementsMinBytes;
-  const bool vectors = whole || (wide && aligned) || long_partial || shifted || elements;
+  const bool elements = !phased && !no_elements && enough_vectors && rows <= element_rows &&
+                        !aligned && bytes >= Tuning::kColumnElementsMinBytes;
+  const bool vectors = whole || (wide && aligned) || long_partial || shifted || elements || phased;
   // 2-byte elements under longer reduced dims, rows an even number of elements apart but
   // not aligned alike to 16 bytes: 4-byte loads, two outputs a lane, rather than an
   // element a lane. WARPREDUCE_NO_PAIRS=1 leaves them out: a knob for measuring.
@@ -506,9 +540,10 @@ Launch columns_launch(const ReductionPass& pass, const ElementShape& element,
   Launch launch;
   launch.kind = LaunchKind::kColumns;
   launch.vector = byte_words ? 4 : vectors ? lanes : pairs ? 2 : 1;
-  launch.load = shifted && !byte_words ? ColumnLoad::kShifted
-                : elements             ? ColumnLoad::kElements
-                                       : ColumnLoad::kVectors;
+  launch.load = phased                   ? ColumnLoad::kPhased
+                : shifted && !byte_words ? ColumnLoad::kShifted
+                : elements               ? ColumnLoad::kElements
+                                         : ColumnLoad::kVectors;
   const int64_t columns = ceil_div(pass.inner, launch.vector);  // of vectors, an outer slice
   const int64_t rows_per_lane =
       vectors && !byte_words ? Tuning::kColumnRowsPerLane : Tuning::kColumnRowsPerLaneScalar;
@@ -520,7 +555,7 @@ Launch columns_launch(const ReductionPass& pass, const ElementShape& element,
   // vectors), or, when fewer, across one slab's columns and several of its rows, if the
   // rows keep that many lanes busy; otherwise the lanes run across outer slices (flat),
   // each with its outputs' whole column of a short reduced dim.
-  if (columns < 32 && ty_by_rows >= threads / pow2_ceil(columns)) {
+  if (!phased && columns < 32 && ty_by_rows >= threads / pow2_ceil(columns)) {
     launch.tx = static_cast<unsigned>(pow2_ceil(columns));
     launch.ty = static_cast<unsigned>(threads / launch.tx);
     launch.flat = false;
@@ -554,6 +589,9 @@ Launch columns_launch(const ReductionPass& pass, const ElementShape& element,
            rows >= ty * 2 * Tuning::kColumnRowsPerSplitLane) {
       ty *= 2;
     }
+    // Phased: a whole number of the phases' period down, and at least two lanes (a tile's
+    // lanes, one past its columns, then fit the shared memory that hands the parts over).
+    if (phased) ty = std::max({ty, phases, int64_t{2}});
     launch.ty = static_cast<unsigned>(ty);
     launch.tx = static_cast<unsigned>(threads / launch.ty);
     launch.flat = true;
@@ -586,8 +624,8 @@ Launch columns_launch(const ReductionPass& pass, const ElementShape& element,
     const bool stores_matter =
         element.out_bytes == 0 ||
         rows * bytes <= Tuning::kOuterFirstMaxColumnBytes * element.out_bytes;
-    launch.outer_first = !no_outer_first && pass.outer_outputs_adjacent && pass.outer_size > 1 &&
-                         (stores_matter || long_outer_first);
+    launch.outer_first = !phased && !no_outer_first && pass.outer_outputs_adjacent &&
+                         pass.outer_size > 1 && (stores_matter || long_outer_first);
     // A warp of 32 outer indices reads 32 vectors each of another outer slice; one of 4
     // reads 8 adjacent vectors (128 bytes) of each, and stores runs of 4 outputs. Where a
     // lane's outputs take at most 32 bytes, that won on an H200 (2026-11-29 17:12-17:28, a
@@ -618,9 +656,9 @@ Launch columns_launch(const ReductionPass& pass, const ElementShape& element,
     static const bool no_store_across = knob_is_set("WARPREDUCE_NO_STORE_ACROSS");
     const int64_t tile_outputs = int64_t{launch.tx} * launch.vector;
     launch.store_across =
-        !no_store_across && !launch.outer_first && !pass.gapped() && pass.result_apart > 1 &&
-        pass.result_apart * bytes < Tuning::kApartMinBytes && element.out_bytes > 0 &&
-        pass.result_apart * Tuning::kStoreAcrossMinRuns <= tile_outputs &&
+        !no_store_across && !phased && !launch.outer_first && !pass.gapped() &&
+        pass.result_apart > 1 && pass.result_apart * bytes < Tuning::kApartMinBytes &&
+        element.out_bytes > 0 && pass.result_apart * Tuning::kStoreAcrossMinRuns <= tile_outputs &&
         Tuning::kColumnThreads * launch.vector * element.out_bytes <= Tuning::kStoreAcrossBytes;
     // A short reduced dim gives a lane of one tile few loads in flight (2 rows of 16-byte
     // vectors: 32 bytes): for 2-byte elements a block takes tiles_at_once tiles and each
@@ -690,6 +728,7 @@ std::string Launch::describe() const {
       s << " vector=" << vector
         << (load == ColumnLoad::kShifted    ? " shifted"
             : load == ColumnLoad::kElements ? " elements"
+            : load == ColumnLoad::kPhased   ? " phased"
                                             : "")
         << " tx=" << tx << " ty=" << ty << (flat ? " flat" : "")
         << (outer_first ? " outer_first" : "");
@@ -722,10 +761,10 @@ TailLaunch choose_tail(const ReductionPass& first, const Launch& first_launch,
     return v != nullptr ? std::max<int64_t>(0, std::atoll(v)) : Tuning::kTailMaxRounds;
   }();
   TailLaunch tail;
-  // Tiles at once and stores across have no kernels with a tail (build time; a first pass
-  // never stores across); the tail reads its carries without gaps or slices.
-  if (no_tail || first_launch.tiles_at_once > 1 || first_launch.store_across || last.gapped() ||
-      last.slices > 1 ||
+  // Tiles at once, stores across and phased columns have no kernels with a tail (build
+  // time; a first pass never stores across); the tail reads its carries without gaps or slices.
+  if (no_tail || first_launch.tiles_at_once > 1 || first_launch.store_across ||
+      first_launch.load == ColumnLoad::kPhased || last.gapped() || last.slices > 1 ||
       first.outputs() * first.rows() * element_bytes > Tuning::kTailMaxInputBytes) {
     return tail;
   }

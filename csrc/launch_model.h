@@ -32,6 +32,10 @@
 //                 lanes down the reduced dim, over several blocks when the
 //                 outputs are few; when the reduced extent is short, each lane owns its
 //                 outputs' whole column and lanes run across outer slices ("flat").
+//                 Rows not aligned alike under longer reduced dims (8-byte elements,
+//                 wide 2-byte ones that pairs cannot read): "phased", whole aligned
+//                 vectors, each lane's rows shifted alike, its sums rotated into place
+//                 at the end and the column before's part handed to its lane.
 //                 Also gapped inner dims (geometry.h): kept dims a short gap apart, or
 //                 a strided last dim, read as one span, the gaps' sums left unstored;
 //                 and, over whole aligned vectors, a second reduced dim among the
@@ -72,6 +76,7 @@ struct ElementShape {
   int64_t bytes = 4;           // sizeof(T); vectors are 16 bytes, 16 / bytes elements
   uintptr_t data_address = 0;  // the pass's first element
   int64_t out_bytes = 0;        // sizeof(Out), the outputs' (0: not known)
+  bool phased = true;           // the kernel reads phased columns (auto's do, exact's not)
   bool vectors() const { return bytes <= 16 && 16 % bytes == 0; }
   int64_t lanes() const { return vectors() ? 16 / bytes : 1; }
 };
@@ -96,8 +101,9 @@ bool knob_is_set(const char* name);
 // shifted ones, two aligned vectors and a shift each (rows not aligned alike, 1- and
 // 2-byte elements); the vector's elements one by one (rows not aligned alike, 4- and
 // 8-byte elements); or whole aligned vectors of folded rows (Launch::fold), a kernel of
-// their own.
-enum class ColumnLoad { kVectors, kShifted, kElements, kFolded };
+// their own; or phased: whole aligned vectors of rows not aligned alike, each lane's rows
+// shifted alike, its sums rotated into place at the end (columns.cuh, place_phased).
+enum class ColumnLoad { kVectors, kShifted, kElements, kFolded, kPhased };
 
 struct Launch {
   LaunchKind kind = LaunchKind::kRowsSplit;
@@ -275,6 +281,13 @@ struct LaunchTuning {
   // 9 permuted 1035 -> 1117.
   static constexpr int64_t kColumnPairBytes = 2;
   static constexpr int64_t kColumnMaxShiftedRows = 8;
+  // Phased columns (ColumnLoad::kPhased) of 2-byte elements where the inner dim holds at
+  // least this many vectors (launch_model.cpp has the measurement: fewer lost, their few
+  // columns split over blocks).
+  static constexpr int64_t kColumnPhasedMinVectors = 2048;
+  // ... where a lane has at least this many rows with the fewest lanes down a column
+  // (the rows' phases; launch_model.cpp has the measurement).
+  static constexpr int64_t kColumnPhasedRowsPerLane = 24;
   // Folded columns (Launch::fold) for elements of at least this many bytes: int8 2 x
   // 4428784 over dim 1 (transposed) took 31.9 us folded, 16 wide integer accumulators a
   // lane, and 16.8 us an element a lane (H200, seed 41).

@@ -206,7 +206,7 @@ def test_shifted_columns(shape, layout, dims, dtype):
 
 # ... and for 4- and 8-byte elements, a vector's adjacent outputs a lane, its elements
 # read one by one (slabs where they fit), up to 64 rows of 4-byte elements and 32 of
-# 8-byte ones.
+# 8-byte ones (longer: an element a lane, 8-byte elements phased).
 ELEMENT_CASES = [
     ((3, 100003), "contiguous", [0]),
     ((8, 4096), "offset", [0]),
@@ -221,12 +221,20 @@ def test_column_elements(shape, layout, dims, dtype):
     x = make(shape, layout, dtype, "cpu")
     (p,) = wr._C.plan(x, dims)["passes"]
     assert p["launch"].startswith(f"columns vector={16 // x.element_size()} elements ")
-    # A longer reduced dim: an element a lane, 32 rows in flight.
+    # A longer reduced dim: an element a lane, 32 rows in flight; 8-byte elements phased
+    # where a lane keeps 24 rows with one down a column for each phase.
     most = 64 if x.element_size() == 4 else 32
-    for rows, launch in [(most, f"{16 // x.element_size()} elements"), (most + 1, "1")]:
+    for rows in (most, most + 1, 48, 49):
         longer = list(shape)
         longer[dims[0]] = rows
         x = make(longer, layout, dtype, "cpu")
+        phases = 16 // math.gcd(x.stride(dims[0]) * x.element_size(), 16)
+        if rows <= most:
+            launch = f"{16 // x.element_size()} elements"
+        elif x.element_size() == 8 and rows >= 24 * phases:
+            launch = "2 phased"
+        else:
+            launch = "1"
         assert wr._C.plan(x, dims)["passes"][0]["launch"].startswith(f"columns vector={launch} ")
 
 
@@ -250,6 +258,9 @@ WIDE_ELEMENT_CASES = [
 def test_element_columns_of_wide_elements_take_wide_tiles(shape, layout, dims, tiles, dtype):
     x = make(shape, layout, dtype, "cpu", data=unfilled)
     launch = wr._C.plan(x, dims, as_cuda=True)["passes"][0]["launch"]
+    if " phased " in launch:  # 8-byte elements, 2-byte ones 2048 vectors wide and more
+        assert x.element_size() == 8 or (x.element_size() == 2 and shape[-1] >= 16384), launch
+        return
     if not launch.startswith("columns vector=1 tx="):
         # bytes read as 4-byte words, 8-byte elements of a stepped dim as pairs
         assert x.element_size() == 1 or layout == "stepped", launch
@@ -475,6 +486,114 @@ def test_shifted_or_pair_columns(shape, layout, launch, dtype):
 def test_shifted_or_pair_columns_sum_like_torch_sum(shape, layout, launch, dtype):
     x = make(shape, layout, dtype, "cuda")
     assert_sum_matches(wr.sum(x, [0]), x, [0])
+
+
+# Rows not aligned alike (an odd row stride, a sliced or offset view) under reduced dims
+# of 33 rows and more: phased columns, whole aligned vectors, each lane's rows a whole
+# number of the rows' shifts' period apart (16 / gcd(row bytes, 16) rows), its sums
+# rotated into place at the end and the part that belongs to the column before handed
+# over (columns.cuh, place_phased); for 8-byte elements, and 2-byte ones that pairs cannot
+# read (rows an odd number apart, or data off 4 bytes) under inner dims of 2048 vectors
+# and more; where a lane keeps 24 rows with a lane down a column for each phase. (shape,
+# layout, dims, the element sizes that take them.)
+PHASED_CASES = [
+    ((193, 16385), "contiguous", [0], {2, 8}),  # an odd stride: 8 and 2 phases
+    ((40, 16386), "contiguous", [0], set()),  # 2-byte pairs; 8-byte rows aligned alike
+    ((200, 16386), "offset", [0], {2, 8}),  # rows 16387 apart, data an element off
+    ((251, 16390), "wide", [0], {2, 8}),  # rows 16395 apart, a partial last vector
+    ((4099, 129), "contiguous", [0], {8}),  # 2-byte: narrow; few columns, split over blocks
+    ((3, 77, 515), "offset", [1], {8}),  # outer slices; rows aligned alike: 1 phase
+    ((2, 100, 3, 17001), "offset", [1], {2, 8}),  # rows 3 x 17002 apart (4 phases), outer dims
+    ((65, 16385), "stepped", [0], set()),  # a strided last dim, rows not aligned alike
+    ((300, 1, 20000), "aligned_rows", [0], {2, 8}),  # aligned alike, the data off: 1 phase
+]
+PHASED_DTYPES = [
+    torch.bfloat16,
+    torch.float16,
+    torch.int16,
+    torch.float32,
+    torch.int32,
+    torch.float64,
+    torch.int64,
+    torch.complex64,
+]
+
+
+def make_phased(shape, layout, dtype, device, data=random_tensor):
+    """make(), and "aligned_rows": contiguous rows whose data starts an element past a
+    16-byte boundary (every row shifted alike)."""
+    if layout != "aligned_rows":
+        return make(shape, layout, dtype, device, data)
+    return data((math.prod(shape) + 1,), dtype, device)[1:].view(shape)
+
+
+@pytest.mark.parametrize("shape,layout,dims,sizes", PHASED_CASES, ids=str)
+@pytest.mark.parametrize("dtype", PHASED_DTYPES, ids=str)
+def test_rows_not_aligned_alike_take_phased_columns(shape, layout, dims, sizes, dtype):
+    x = make_phased(shape, layout, dtype, "cpu", unfilled)
+    launch = wr._C.plan(x, dims, as_cuda=True)["passes"][0]["launch"]
+    if x.element_size() not in sizes:
+        assert " phased " not in launch
+        return
+    assert launch.startswith(f"columns vector={16 // x.element_size()} phased "), launch
+    assert " flat" in launch
+    # a whole number of periods down the reduced dim (and two lanes at least)
+    x_stride = x.stride(dims[0]) * x.element_size()
+    phases = 16 // math.gcd(x_stride, 16)
+    ty = int(launch.split(" ty=")[1].split()[0])
+    assert ty % phases == 0 and ty >= 2, launch
+
+
+def test_phased_columns_from_24_rows_a_phase_and_2048_vectors():
+    for dtype, shape, layout, phased in [
+        (torch.bfloat16, (191, 16385), "contiguous", False),  # 8 phases: 192 rows
+        (torch.bfloat16, (192, 16385), "contiguous", True),
+        (torch.bfloat16, (192, 16383), "contiguous", False),  # 2047 vectors and a part
+        (torch.float64, (47, 16385), "contiguous", False),  # 2 phases: 48 rows
+        (torch.float64, (48, 16385), "contiguous", True),
+        (torch.float64, (32, 1000), "aligned_rows", False),  # 1 phase: past 32 rows
+        (torch.float64, (33, 1000), "aligned_rows", True),
+    ]:
+        x = make_phased(shape, layout, dtype, "cpu", unfilled)
+        launch = wr._C.plan(x, [0])["passes"][0]["launch"]
+        assert (" phased " in launch) == phased, (dtype, shape, launch)
+    # not 1- and 4-byte elements, nor rows that overlap
+    for dtype in (torch.int8, torch.float32, torch.int32):
+        x = make((65, 16385), "contiguous", dtype, "cpu", unfilled)
+        assert " phased " not in wr._C.plan(x, [0])["passes"][0]["launch"]
+    base = random_tensor((70 * 33 + 4097,), torch.float64, "cpu")
+    x = base.as_strided((70, 4097), (33, 1), 1)  # rows 33 apart, 4097 long
+    assert all(" phased " not in p["launch"] for p in wr._C.plan(x, [0])["passes"])
+
+
+@requires_cuda
+@pytest.mark.parametrize("shape,layout,dims,sizes", PHASED_CASES, ids=str)
+@pytest.mark.parametrize("dtype", DTYPES, ids=str)
+def test_phased_columns_sum_like_torch_sum(shape, layout, dims, sizes, dtype):
+    x = make_phased(shape, layout, dtype, "cuda")
+    for kernel in fast_kernels("cuda"):
+        assert_sum_matches(wr.sum(x, dims, kernel=kernel), x, dims, kernel=kernel)
+    assert_sum_matches(wr.sum(x, dims, keepdim=True), x, dims, keepdim=True)
+    # the same bits again
+    assert torch.equal(
+        wr.sum(x, dims).view(-1).view(torch.uint8), wr.sum(x, dims).view(-1).view(torch.uint8)
+    )
+
+
+@pytest.mark.parametrize("device", DEVICES)
+@pytest.mark.parametrize("dtype", [torch.bfloat16, torch.float64], ids=str)
+@pytest.mark.parametrize("gap,offset", [(4, 0), (4, 1), (2, 3), (0, 7)], ids=str)
+def test_phased_columns_leave_what_lies_around_the_rows_out(device, dtype, gap, offset):
+    # NaN before, between and after the rows (an odd number of elements apart): a lane's
+    # aligned vectors read it (the column before's part, past a partial last vector) but
+    # no output adds it.
+    for shape in [(200, 16385), (192, 3, 16385)]:
+        x = gapped_view(shape, dtype, device, gap=gap, offset=offset, fill=float("nan"))
+        launch = wr._C.plan(x, [0], as_cuda=True)["passes"][0]["launch"]
+        assert " phased " in launch, (shape, gap, offset, launch)
+        result = wr.sum(x, [0])
+        assert not result.isnan().any(), (shape, gap, offset, launch)
+        assert_sum_matches(result, x, [0])
 
 
 def test_gapped_column_elements():

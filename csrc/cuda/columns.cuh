@@ -226,6 +226,19 @@ struct Loaded {
     memcpy(&v.raw, out, sizeof(Raw));
     return v;
   }
+  // The aligned vector at p, its elements outside [begin, end) (the data's bytes) zero: a
+  // phased lane's first or last row where its vector reaches past the data.
+  __device__ __forceinline__ static Loaded load_within(const T* p, uintptr_t begin, uintptr_t end) {
+    T lanes[kVec];
+#pragma unroll
+    for (int j = 0; j < kVec; ++j) {
+      const uintptr_t at = reinterpret_cast<uintptr_t>(p + j);
+      lanes[j] = at >= begin && at < end ? p[j] : T(0);
+    }
+    Loaded v;
+    memcpy(&v.raw, lanes, sizeof(Raw));
+    return v;
+  }
   // Whether load_shifted(p) reads within [begin, end), the data's bytes.
   __device__ __forceinline__ static bool shifts_within(const T* p, uintptr_t begin, uintptr_t end) {
     const uintptr_t address = reinterpret_cast<uintptr_t>(p);
@@ -540,6 +553,54 @@ __device__ __forceinline__ ColumnPlace place_column(const ColumnTiling& tiling, 
   return at;
 }
 
+// Phased columns (ColumnLoad::kPhased): rows not aligned alike read as aligned vectors.
+// Row r's first element lies (r * reduced_stride) % kVec elements past a vector, a shift
+// that repeats every few rows (its phases); the lanes down the reduced dim are a whole
+// number of periods (launch_model.cpp), so that every row a lane reads has the same
+// shift s. A lane of column t reads the aligned vector that holds its first output in
+// each of its rows: positions s.. of it are its own outputs 0..kVec-1-s, positions ..s-1
+// the last outputs of column t - 1. So a tile's lanes are numbered over one column more
+// than an outer slice has (the last lane of a slice reads only for its neighbour), a tile
+// is tx - 1 columns and its last lane reads the next tile's first column for the lane
+// before it; at the end each lane's sums are rotated by s into its own part and its
+// neighbour's, which goes to the lane before through shared memory (phased_sums).
+__device__ __forceinline__ ColumnPlace place_phased(const ColumnTiling& tiling, int64_t tile,
+                                                    unsigned tx_index, int64_t outer_size) {
+  const int64_t per_outer = tiling.columns + 1;
+  const int64_t index = tile * (tiling.tx - 1) + tx_index;
+  ColumnPlace at;
+  at.o = index / per_outer;
+  at.column = index % per_outer;
+  at.active = at.o < outer_size;
+  return at;
+}
+
+// A phased lane's sums, position p of its aligned vectors (shift s), rotated into its own
+// outputs' (parts[0, kVec): output p - s of position p >= s) and the column before's
+// (parts[kVec, 2 kVec): output kVec - s + p of position p < s), zero elsewhere. (Zeros add nothing: a sum is never
+// -0.0, its first addend being +0.0.)
+template <typename C, int kVec>
+__device__ __forceinline__ void phased_sums(const C (&sums)[kVec], int s, C (&parts)[2 * kVec]) {
+  C rotated[kVec];
+#pragma unroll
+  for (int p = 0; p < kVec; ++p) rotated[p] = sums[p];
+  // rotated[p] = sums[(p + s) % kVec], in binary steps (selects, no indexing).
+#pragma unroll
+  for (int step = kVec / 2; step >= 1; step /= 2) {
+    C next[kVec];
+#pragma unroll
+    for (int p = 0; p < kVec; ++p) next[p] = (s & step) ? rotated[(p + step) % kVec] : rotated[p];
+#pragma unroll
+    for (int p = 0; p < kVec; ++p) rotated[p] = next[p];
+  }
+#pragma unroll
+  for (int p = 0; p < kVec; ++p) {
+    const bool mine = p < kVec - s;
+    parts[p] = mine ? rotated[p] : C{};
+    parts[kVec + p] = mine ? C{} : rotated[p];
+  }
+}
+
 // How a lane reads its column's rows (ColumnLoad, launch_model.h): whole aligned
 // vectors; shifted ones (Loaded::load_shifted: two aligned vectors and a shift each, 4
 // rows in flight rather than 8, the same registers); or its kVec elements one by one
@@ -703,6 +764,7 @@ __device__ __forceinline__ void columns_body(const Columns<T>& c, const ColumnTi
   // 4-byte words of 1- or 2-byte ones.
   constexpr bool kShifted = kLoad == ColumnLoad::kShifted;
   constexpr bool kFolded = kLoad == ColumnLoad::kFolded;
+  constexpr bool kPhased = kLoad == ColumnLoad::kPhased;
   constexpr int kUnroll = column_rows_in_flight(kVec, sizeof(T), kLoad);
   __shared__ __align__(16) C shared[kColumnThreads * kTyChunk<C>];
   static_assert(!kWarpStores<P, Out, kVec> || sizeof(shared) >= kColumnThreads / 32 * 1024,
@@ -714,9 +776,12 @@ __device__ __forceinline__ void columns_body(const Columns<T>& c, const ColumnTi
   const int64_t r_end = min(c.length, r_begin + tiling.rows_per_split);
 
   for (int64_t tile = blockIdx.x; tile < tiling.tiles; tile += gridDim.x) {
-    const ColumnPlace at = place_column(tiling, tile, tx_index, c.outer_size);
+    const ColumnPlace at = kPhased ? place_phased(tiling, tile, tx_index, c.outer_size)
+                                   : place_column(tiling, tile, tx_index, c.outer_size);
     const int64_t o = at.o, column = at.column;
-    const bool active = at.active;
+    // Phased: a lane reads (at.active) past the columns it stores (place_phased).
+    const bool reads = at.active;
+    const bool active = kPhased ? reads && column < tiling.columns && tx_index + 1 < tx : reads;
     const int64_t i0 = column * kVec;
     const int valid = static_cast<int>(min(int64_t{kVec}, c.inner - i0));  // outputs of the column
     const T* base = c.x + c.outer.offset(o) + i0 * c.inner_stride;
@@ -746,6 +811,30 @@ __device__ __forceinline__ void columns_body(const Columns<T>& c, const ColumnTi
       // load cost every column 28 bytes of spills (ptxas, 16-bit columns).
       if constexpr (kVec == 1) {
         sum_rows([](const T* p) { return Load::load(p); });
+      } else if constexpr (kPhased) {
+        // Aligned vectors, row_at's rows aligned alike; the lane's first and last rows read
+        // within the data (only they can reach past it: the rows run up in memory).
+        if (first >= r_end) return;
+        const int64_t last = first + (r_end - 1 - first) / step * step;
+        int64_t from = first, to = last + step;
+        if (reinterpret_cast<uintptr_t>(row_at(first)) < tiling.begin) {
+          Load::load_within(row_at(first), tiling.begin, tiling.end).add_to(acc);
+          from += step;
+        }
+        const bool last_past =
+            from <= last && reinterpret_cast<uintptr_t>(row_at(last) + kVec) > tiling.end;
+        if (last_past) to = last;
+        for (int64_t r = from; r < to; r += kUnroll * step) {
+          Load v[kUnroll];
+#pragma unroll
+          for (int u = 0; u < kUnroll; ++u) {
+            const int64_t row = r + u * step;
+            v[u] = row < to ? Load::load(row_at(row)) : Load{};
+          }
+#pragma unroll
+          for (int u = 0; u < kUnroll; ++u) v[u].add_to(acc);  // zeros past `to`
+        }
+        if (last_past) Load::load_within(row_at(last), tiling.begin, tiling.end).add_to(acc);
       } else {
         // Auto's shifted vectors only (whole_column_reads). This kernel's aligned
         // vectors keep their partial columns' own loop: with whole reads there, ptxas
@@ -781,7 +870,17 @@ __device__ __forceinline__ void columns_body(const Columns<T>& c, const ColumnTi
         }
       }
     };
-    if (active) {
+    // Phased: the lane's rows from the aligned vector that holds its first output, every
+    // row it reads shifted alike (shift: elements).
+    int shift = 0;
+    if constexpr (kPhased) {
+      const int64_t first_row = r_begin + ty_index;
+      shift = static_cast<int>(reinterpret_cast<uintptr_t>(base + first_row * c.reduced_stride) %
+                               16 / sizeof(T));
+    }
+    if constexpr (kPhased) {
+      if (reads) add_rows([&](int64_t row) { return base - shift + row * c.reduced_stride; });
+    } else if (active) {
       auto plain = [&](int64_t row) { return base + row * c.reduced_stride; };
       // Slices only where the plan makes them (auto's passes; folded rows have none).
       if constexpr (!P::kExact && !kFolded) {
@@ -797,7 +896,26 @@ __device__ __forceinline__ void columns_body(const Columns<T>& c, const ColumnTi
     C sums[kVec];
 #pragma unroll
     for (int j = 0; j < kVec; ++j) sums[j] = acc.sum(j);
-    sum_down_ty(sums, shared, tx, ty);
+    if constexpr (kPhased) {
+      // Own and neighbour's parts summed down the tile, then each lane's own plus what the
+      // lane after read of its outputs (the last lane's own is no output's).
+      C parts[2 * kVec];
+      phased_sums(sums, reads ? shift : 0, parts);
+      sum_down_ty(parts, shared, tx, ty);
+      __syncthreads();  // shared is free (sum_down_ty's last reads, or an earlier tile's)
+      if (ty_index == 0) {
+#pragma unroll
+        for (int j = 0; j < kVec; ++j) shared[tx_index * kVec + j] = parts[kVec + j];
+      }
+      __syncthreads();
+      if (ty_index == 0 && tx_index + 1 < tx) {
+#pragma unroll
+        for (int j = 0; j < kVec; ++j) sums[j] = parts[j] + shared[(tx_index + 1) * kVec + j];
+      }
+      __syncthreads();  // before shared's next use
+    } else {
+      sum_down_ty(sums, shared, tx, ty);
+    }
     if constexpr (kFolded) {  // the one tile
       store_folded(policy, c, tiling, y, sums, shared, partials, tickets, tx_index,
                    ty_index == 0 && active);

@@ -100,6 +100,16 @@ void launch_columns_kernel(const Columns<T>& c, const Launch& launch, Out* y,
   t.columns = ceil_div(c.inner, kVec);
   t.tiles_per_outer = ceil_div(t.columns, t.tx);
   t.tiles = column_tiles(c.outer_size, c.inner, kVec, launch);
+  if constexpr (kLoad == ColumnLoad::kPhased) {
+    // A tile is tx - 1 columns of an outer slice's columns + 1 (columns.cuh, place_phased);
+    // each lane's rows shifted alike; the parts handed over fit the shared memory.
+    TORCH_INTERNAL_ASSERT(launch.flat && !launch.outer_first && !launch.store_across && t.ty >= 2 &&
+                              c.inner_stride == 1 && c.slices == 1 && c.fold == 1 &&
+                              int64_t{t.ty} * c.reduced_stride * int64_t{sizeof(T)} % 16 == 0 &&
+                              address_of(c.x) % sizeof(T) == 0,
+                          "warpreduce: ", launch.describe());
+    t.tiles = ceil_div(c.outer_size * (t.columns + 1), int64_t{t.tx} - 1);
+  }
   t.outer_first = launch.outer_first;
   t.outer_span = launch.outer_span;
   t.column_group = 1;
@@ -177,7 +187,7 @@ void launch_columns_kernel(const Columns<T>& c, const Launch& launch, Out* y,
   // compiled for the rest).
   constexpr bool kAtOnce = !P::kExact && !has_tail_v<P> && !kAcross &&
                            sizeof(T) == LaunchTuning::kColumnAtOnceBytes &&
-                           kLoad != ColumnLoad::kFolded;
+                           kLoad != ColumnLoad::kFolded && kLoad != ColumnLoad::kPhased;
   const int64_t at_once = !kAtOnce || t.splits > 1 ? 1 : launch.tiles_at_once;
   TORCH_INTERNAL_ASSERT(
       at_once == 1 || (t.ty == 1 && t.flat && c.fold == 1 && (at_once == 2 || at_once == 4) &&
@@ -226,6 +236,7 @@ void launch_columns(const Columns<T>& c, const Launch& launch, Out* y, const at:
                     const P& policy) {
   constexpr bool kMayBeLast = std::is_integral_v<Out> || sizeof(Out) <= sizeof(T);
   if constexpr (!P::kExact && !has_tail_v<P> && kMayBeLast && kLoad != ColumnLoad::kFolded &&
+                kLoad != ColumnLoad::kPhased &&
                 int64_t{kColumnThreads} * kVec * int64_t{sizeof(Out)} <=
                     LaunchTuning::kStoreAcrossBytes) {
     if (launch.store_across) {
@@ -242,7 +253,8 @@ void run_pass(const T* x, const ReductionPass& pass, Out* y, const at::Tensor& l
               const P& policy) {
   const cudaStream_t stream = c10::cuda::getCurrentCUDAStream();
   const Launch launch = choose_launch(
-      pass, ElementShape{int64_t{sizeof(T)}, address_of(x), int64_t{sizeof(Out)}}, device_shape());
+      pass, ElementShape{int64_t{sizeof(T)}, address_of(x), int64_t{sizeof(Out)}, !P::kExact},
+      device_shape());
   // Gapped rows are long enough for a group of lanes or blocks a row (plan.cpp), the
   // kernels that read them; gapped inner dims take columns (the launch model).
   TORCH_INTERNAL_ASSERT(!pass.gapped() || launch.kind == LaunchKind::kRowsGrouped ||
@@ -428,6 +440,12 @@ void run_pass(const T* x, const ReductionPass& pass, Out* y, const at::Tensor& l
         if constexpr (sizeof(T) >= LaunchTuning::kColumnElementsMinBytes) {
           if (launch.load == ColumnLoad::kElements)
             return launch_columns<T, Out, kVec, ColumnLoad::kElements>(c, launch, y, like, policy);
+        }
+        // Phased columns: auto's passes without a tail (choose_tail), of the element sizes
+        // the launch model gives them to, only.
+        if constexpr (!P::kExact && !has_tail_v<P> && (sizeof(T) == 2 || sizeof(T) == 8)) {
+          if (launch.load == ColumnLoad::kPhased)
+            return launch_columns<T, Out, kVec, ColumnLoad::kPhased>(c, launch, y, like, policy);
         }
         if constexpr (sizeof(T) >= LaunchTuning::kColumnFoldMinBytes) {
           if (launch.load == ColumnLoad::kFolded)
