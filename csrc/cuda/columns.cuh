@@ -575,10 +575,10 @@ __device__ __forceinline__ ColumnPlace place_phased(const ColumnTiling& tiling, 
   return at;
 }
 
-// A phased lane's sums, position p of its aligned vectors (shift s), rotated into its own
-// outputs' (parts[0, kVec): output p - s of position p >= s) and the column before's
-// (parts[kVec, 2 kVec): output kVec - s + p of position p < s), zero elsewhere. (Zeros add nothing: a sum is never
-// -0.0, its first addend being +0.0.)
+// A phased lane's sums by position in its aligned vectors (shift s), rotated into its own
+// outputs' (parts[j]: output j, from position j + s) and the column before's (parts[kVec
+// + j]: its output j, from position j + s - kVec), each zero where the other holds it.
+// (Zeros add nothing: a sum is never -0.0, its first addend being +0.0.)
 template <typename C, int kVec>
 __device__ __forceinline__ void phased_sums(const C (&sums)[kVec], int s, C (&parts)[2 * kVec]) {
   C rotated[kVec];
