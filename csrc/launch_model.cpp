@@ -341,8 +341,7 @@ Launch columns_launch(const ReductionPass& pass, const ElementShape& element,
   // rows), so that they are shifted alike and its sums are rotated into place once, at
   // the end. Only where the rows do not overlap (the aligned vectors of a lane's rows then
   // lie within the data but for its first and last row, read within it), of elements
-  // aligned to their size, not gapped (the GPU has not run that), and for auto
-  // (element.phased). Against what they replace, on
+  // aligned to their size, and for auto (element.phased). Against what they replace, on
   // an H200 (2026-11-30, WARPREDUCE_NO_PHASED=1 the other arm, the 49 shapes of seeds 337
   // and 367 that took them from 33 rows for every element size of 2 bytes and more):
   // 2-byte elements an element a lane (or shifted) before, kColumnPhasedMinVectors
@@ -366,7 +365,7 @@ Launch columns_launch(const ReductionPass& pass, const ElementShape& element,
       bytes == 8 || (bytes == 2 && !rows_aligned(pass, element, 2, 4) &&
                      pass.inner >= Tuning::kColumnPhasedMinVectors * lanes);
   const bool phased = !no_phased && element.phased && phased_elements && enough_vectors &&
-                      !aligned && !sliced && !pass.gapped() && element.data_address % bytes == 0 &&
+                      !aligned && !sliced && element.data_address % bytes == 0 &&
                       pass.reduced_stride >= pass.inner && rows > Tuning::kColumnMaxUnalignedRows &&
                       rows >= phases * Tuning::kColumnPhasedRowsPerLane;
   static const bool no_long_shifted = knob_is_set("WARPREDUCE_NO_LONG_SHIFTED");
