@@ -54,6 +54,16 @@ def fast_kernels(device):
     return [k for k in ("auto", "exact") if k in wr.kernels(device)]
 
 
+def assert_kernels_sum_like_torch_sum(x, dims):
+    """Each fast kernel's sum of x over dims, and auto's with keepdim, against torch.sum
+    (exact's of integers is auto's sum)."""
+    for kernel in fast_kernels(x.device.type):
+        if kernel == "exact" and not x.dtype.is_floating_point:
+            continue
+        assert_sum_matches(wr.sum(x, dims, kernel=kernel), x, dims, kernel=kernel)
+    assert_sum_matches(wr.sum(x, dims, keepdim=True), x, dims, keepdim=True)
+
+
 def launches(x, dims):
     return [p["launch"].split()[0] for p in wr._C.plan(x, list(dims))["passes"]]
 
@@ -276,9 +286,7 @@ def test_element_columns_of_wide_elements_take_wide_tiles(shape, layout, dims, t
 @pytest.mark.parametrize("dtype", DTYPES, ids=str)
 def test_wide_element_tiles_sum_like_torch_sum(shape, layout, dims, tiles, dtype):
     x = make(shape, layout, dtype, "cuda")
-    for kernel in fast_kernels("cuda"):
-        assert_sum_matches(wr.sum(x, dims, kernel=kernel), x, dims, kernel=kernel)
-    assert_sum_matches(wr.sum(x, dims, keepdim=True), x, dims, keepdim=True)
+    assert_kernels_sum_like_torch_sum(x, dims)
 
 
 # Slabs of 2-byte elements far apart (the memory between two more than a slab and more
@@ -319,9 +327,7 @@ def test_far_slabs_of_2_byte_elements_take_columns(stored, corner, dims, kind, d
 @pytest.mark.parametrize("stored,corner,dims,kind", FAR_SLAB_CASES, ids=str)
 def test_far_slabs_sum_like_torch_sum(device, dtype, stored, corner, dims, kind):
     x = corner_of(stored, corner, dtype, device)
-    for kernel in fast_kernels(device):
-        assert_sum_matches(wr.sum(x, dims, kernel=kernel), x, dims, kernel=kernel)
-    assert_sum_matches(wr.sum(x, dims, keepdim=True), x, dims, keepdim=True)
+    assert_kernels_sum_like_torch_sum(x, dims)
     # the data one element past an aligned address
     flat = random_tensor((math.prod(stored) + 1,), dtype, device)[1:]
     y = flat.view(stored)[prefix(corner)]
@@ -575,9 +581,7 @@ def test_phased_columns_from_24_rows_a_phase_and_2048_vectors():
 @pytest.mark.parametrize("dtype", DTYPES, ids=str)
 def test_phased_columns_sum_like_torch_sum(shape, layout, dims, sizes, dtype):
     x = make_phased(shape, layout, dtype, "cuda")
-    for kernel in fast_kernels("cuda"):
-        assert_sum_matches(wr.sum(x, dims, kernel=kernel), x, dims, kernel=kernel)
-    assert_sum_matches(wr.sum(x, dims, keepdim=True), x, dims, keepdim=True)
+    assert_kernels_sum_like_torch_sum(x, dims)
     # the same bits again
     assert torch.equal(
         wr.sum(x, dims).view(-1).view(torch.uint8), wr.sum(x, dims).view(-1).view(torch.uint8)
@@ -1280,11 +1284,7 @@ def test_short_rows_sum_like_torch_sum(dtype, length, slots, layout):
             assert launch.split()[0] in ("rows_vectors", "rows_short"), launch
         else:
             assert launch == f"rows_short slots={slots}", launch
-        for kernel in fast_kernels("cuda"):
-            if kernel == "exact" and not dtype.is_floating_point:
-                continue
-            assert_sum_matches(wr.sum(x, dims, kernel=kernel), x, dims, kernel=kernel)
-        assert_sum_matches(wr.sum(x, dims, keepdim=True), x, dims, keepdim=True)
+        assert_kernels_sum_like_torch_sum(x, dims)
 
 
 # Kept dims one dim in memory whose result order differs (a transposed pair under the
@@ -1736,11 +1736,7 @@ def test_tiles_at_once_cover_every_load(layout):
 @pytest.mark.parametrize("layout", AT_ONCE_LAYOUTS)
 def test_tiles_at_once_sum_like_torch_sum(dtype, rows, layout):
     x = at_once_input(dtype, rows, layout, "cuda")
-    for kernel in fast_kernels("cuda"):
-        if kernel == "exact" and not dtype.is_floating_point:
-            continue
-        assert_sum_matches(wr.sum(x, [1], kernel=kernel), x, [1], kernel=kernel)
-    assert_sum_matches(wr.sum(x, [1], keepdim=True), x, [1], keepdim=True)
+    assert_kernels_sum_like_torch_sum(x, [1])
 
 
 # A pass of short rows whose result lies across them (a permuted input whose result
