@@ -684,6 +684,36 @@ Launch columns_launch(const ReductionPass& pass, const ElementShape& element,
                launch.tiles_at_once * 2 * Tuning::kColumnAtOnceMinRounds * resident / threads) {
       launch.tiles_at_once *= 2;
     }
+    // Otherwise, one lane down a short reduced dim: the lean kernel, a tile a block, half
+    // the general kernel's rows in flight a lane and none of its trees, splits and staged
+    // stores, at 40 registers and three blocks an SM (the general kernel: 64, two). On an
+    // H200 (2026-11-30 21:08-21:14, a scratch knob in one build, two rounds, the 35 shapes
+    // of seeds 367-383 that take one-lane flat columns of at most half a lane's rows),
+    // against the general kernel: float32 4 x 5891548 strided last dim over dim 0 63.7 ->
+    // 56.6 us (0.81 -> 0.91x torch.sum), float64 235 x 4 x 2 x 7527 offset (2 elements a
+    // lane) 58.8 -> 49.0, 2531921 x 3 permuted 27.4 -> 23.6, float32 3 x 134 x 21 x 46 x
+    // 3 x 17 over dim 0 33.5 -> 28.9, 7 x 2 x 1984207 sliced 74.0 -> 70.0, int32 4 x 4 x 2
+    // x 21641 x 5 x 8 offset 60.8 -> 56.6; 4-element lanes of elements one by one lost
+    // (float32 4 x 8694423 x 1 permuted 49.3 -> 52.1, bfloat16 1798 x 6718 x 4 permuted
+    // 30.0 -> 31.0, int32 5 x 209 x 3 x 2 x 2 x 825 permuted 43.0 -> 45.4: 24 bytes of
+    // spills, or int64 sums), so elements lean at 2 a lane at most. Under ~15 MiB the
+    // calls are bound by the host. As built, on shapes not tuned on (21:34-21:38, against
+    // WARPREDUCE_NO_LEAN_COLUMNS=1, two rounds): fresh seed 401's five, float32 2 x
+    // 22518062 strided last dim over dim 0 198.5 -> 144.1 us (0.74 -> 1.02x torch.sum),
+    // one lost, float64 4 x 4 x 1856258 permuted, outer-first, 314.7 -> 325.2, three
+    // tied; the small-extent set's 42 that take it (float32, 2-4 rows) 1.07-1.29x,
+    // geomean 1.18, the 2-row ones at the bound that writing their outputs sets.
+    // WARPREDUCE_NO_LEAN_COLUMNS=1 leaves them out: a knob for measuring. (Lanes of an
+    // element, or of 4-byte pairs and words, whose rows in flight are 32, were not
+    // measured: they keep the general kernel.)
+    static const bool no_lean = knob_is_set("WARPREDUCE_NO_LEAN_COLUMNS");
+    launch.lean = !no_lean && launch.ty == 1 && launch.tiles_at_once == 1 && launch.vector > 1 &&
+                  launch.vector * bytes >= 8 && !launch.store_across && !sliced &&
+                  element.acc_bytes > 0 &&
+                  launch.vector * element.acc_bytes <= Tuning::kColumnLeanMaxSumBytes &&
+                  (launch.load == ColumnLoad::kVectors || launch.load == ColumnLoad::kShifted ||
+                   (launch.load == ColumnLoad::kElements && launch.vector <= 2)) &&
+                  2 * pass.length <= rows_in_flight;
   }
   return launch;
 }
@@ -736,6 +766,7 @@ std::string Launch::describe() const {
       if (fold > 1) s << " fold=" << fold;
       if (fold_vectors > 1) s << " fold_vectors=" << fold_vectors;
       if (tiles_at_once > 1) s << " tiles_at_once=" << tiles_at_once;
+      if (lean) s << " lean";
       if (store_across) s << " store_across";
       break;
   }

@@ -77,6 +77,10 @@ struct ElementShape {
   uintptr_t data_address = 0;  // the pass's first element
   int64_t out_bytes = 0;        // sizeof(Out), the outputs' (0: not known)
   bool phased = true;           // the kernel reads phased columns (auto's do, exact's not)
+  // A lane's running sum of one output, its bytes (auto's acc_t: 4 for floats up to 4
+  // bytes, 8 for float64 and integers; 0: not known, exact's): lean columns
+  // (Launch::lean) only where a lane's sums fit their registers.
+  int64_t acc_bytes = 0;
   bool vectors() const { return bytes <= 16 && 16 % bytes == 0; }
   int64_t lanes() const { return vectors() ? 16 / bytes : 1; }
 };
@@ -148,6 +152,11 @@ struct Launch {
   // rows of that many columns in flight where a short reduced dim alone leaves it few
   // (columns.cuh, columns_at_once).
   int64_t tiles_at_once = 1;
+  // Flat columns with one lane down a reduced dim short enough for half a lane's rows in
+  // flight, one tile a block: the lean kernel (columns.cuh, columns_at_once with one
+  // tile), whose registers leave three blocks an SM where the general kernel's leave two.
+  // (A pass that a tail finishes runs the general kernel, which has the tail.)
+  bool lean = false;
   // Flat columns whose result holds side by side outputs pass.result_apart apart (a
   // permuted input's result, its innermost dim above a few kept columns in memory): a
   // tile's outputs are staged in shared memory and stored in result order, a warp 32
@@ -322,6 +331,10 @@ struct LaunchTuning {
   static constexpr int64_t kColumnMaxTilesAtOnce = 4;
   static constexpr int64_t kColumnAtOnceMinRounds = 3;
   static constexpr int64_t kColumnAtOnceBytes = 2;
+  // Lean columns (Launch::lean) where a lane's sums take at most this many bytes of
+  // registers: 1-byte elements' 16 int64 sums spilled 250-520 bytes at the lean kernel's
+  // 40 registers (ptxas); 32 bytes (8 float sums of 16-bit elements) spilled up to 16.
+  static constexpr int64_t kColumnLeanMaxSumBytes = 32;
   static constexpr unsigned kColumnThreads = 512;
   // A permuted result's innermost dim stays apart from the kept dims below it in memory
   // (outer-first columns store along it) unless those hold fewer than this many bytes

@@ -81,6 +81,14 @@ int64_t pass_element_bytes(at::ScalarType t, size_t k) {
   return t == at::kHalf || t == at::kBFloat16 ? 4 : 8;
 }
 
+// A lane's running sum's bytes in pass k of an auto sum of a t tensor (acc_t of the
+// pass's elements, sum_traits.h: float up to 4-byte floats, double, int64 for integers),
+// what run_pass.cuh gives the launch model.
+int64_t pass_acc_bytes(at::ScalarType t, size_t k) {
+  if (at::isIntegralType(t, /*includeBool=*/true)) return 8;
+  return std::max<int64_t>(4, pass_element_bytes(t, k));
+}
+
 // How warpreduce.sum(x, dim) would run: the plan's passes (geometry.h) as dicts, each with
 // the GPU launch the launch model chooses for it (launch_model.h) on a device of `sms`
 // multiprocessors (an H100's or H200's by default), for the tests and the benchmarks.
@@ -100,7 +108,8 @@ pybind11::dict describe_plan(const at::Tensor& x, std::optional<std::vector<int6
     const ElementShape element{
         pass_element_bytes(plan.input.scalar_type(), k),
         k == 0 ? reinterpret_cast<uintptr_t>(plan.input.const_data_ptr()) : 0,
-        k + 1 == plan.passes.size() ? static_cast<int64_t>(c10::elementSize(plan.out_dtype)) : 0};
+        k + 1 == plan.passes.size() ? static_cast<int64_t>(c10::elementSize(plan.out_dtype)) : 0,
+        /*phased=*/true, pass_acc_bytes(plan.input.scalar_type(), k)};
     pybind11::list outer;
     for (int d = 0; d < p.outer.ndim; ++d)
       outer.append(pybind11::make_tuple(p.outer.sizes[d], p.outer.strides[d]));

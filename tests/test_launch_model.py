@@ -150,9 +150,10 @@ def test_launch_kinds(shape, layout, dims, kinds):
 
 
 def test_column_shapes():
-    # 4 rows of 16 floats: lanes across outer slices, each with its column (flat).
+    # 4 rows of 16 floats: lanes across outer slices, each with its column (flat), all 4
+    # rows in flight (lean).
     x = make((4096, 4, 16), "contiguous", torch.float32, "cpu")
-    assert wr._C.plan(x, [1])["passes"][0]["launch"] == "columns vector=4 tx=512 ty=1 flat"
+    assert wr._C.plan(x, [1])["passes"][0]["launch"] == "columns vector=4 tx=512 ty=1 flat lean"
     # Few columns and a long reduced dim: a patch of rows x columns a warp.
     x = make((4, 65536, 8), "contiguous", torch.float32, "cpu")
     assert wr._C.plan(x, [1])["passes"][0]["launch"] == "columns vector=4 tx=2 ty=256"
@@ -1200,7 +1201,7 @@ def test_outer_first_columns_plan(case):
     assert (" outer_first" in p["launch"]) == (span > 0), p["launch"]
     assert (" span=" in p["launch"]) == (0 < span < 32), p["launch"]
     if 0 < span < 32:
-        assert p["launch"].endswith(f" span={span}"), p["launch"]
+        assert p["launch"].removesuffix(" lean").endswith(f" span={span}"), p["launch"]
     # The same sum of the tensor in its own order: its result is in memory order.
     (p,) = wr._C.plan(random_tensor(shape, dtype, "cpu"), [1], as_cuda=True)["passes"]
     assert not p["outer_outputs_adjacent"] and " outer_first" not in p["launch"]
@@ -1736,6 +1737,69 @@ def test_tiles_at_once_cover_every_load(layout):
 @pytest.mark.parametrize("layout", AT_ONCE_LAYOUTS)
 def test_tiles_at_once_sum_like_torch_sum(dtype, rows, layout):
     x = at_once_input(dtype, rows, layout, "cuda")
+    assert_kernels_sum_like_torch_sum(x, [1])
+
+
+# Lean columns (Launch::lean): flat columns with one lane down a reduced dim of at most
+# half the rows a lane has in flight (4 rows of 16- or 8-byte loads, 2 shifted), a lane's
+# sums in at most 32 bytes (kColumnLeanMaxSumBytes), its loads 8 bytes or more, elements
+# one by one at most 2 a lane; a tile a block (not at once). (dtype, shape, layout, dims,
+# lean or not.)
+LEAN_CASES = [
+    (torch.float32, (4099, 4, 32), "contiguous", [1], True),  # 4 rows of whole vectors
+    (torch.float32, (4099, 5, 32), "contiguous", [1], False),  # 5 rows: the general kernel
+    (torch.float32, (4099, 4, 2051), "wide", [1], True),  # a partial last vector
+    (torch.float32, (3, 123456), "contiguous", [0], True),
+    (torch.float32, (3, 123457), "contiguous", [0], False),  # rows apart by an odd count
+    (torch.float32, (4, 40960), "stepped", [0], True),  # a gapped inner dim
+    (torch.float64, (4099, 4, 32), "contiguous", [1], True),
+    (torch.float64, (4099, 3, 2051), "offset", [1], True),  # 2 elements a lane, one by one
+    (torch.float32, (4099, 3, 2051), "offset", [1], False),  # 4 a lane: the general kernel
+    (torch.float16, (2, 3149287), "contiguous", [0], True),  # whole 16-byte vectors
+    (torch.bfloat16, (2, 1049), "offset", [0], True),  # shifted, 2 rows
+    (torch.bfloat16, (3, 1049), "offset", [0], False),  # 3 shifted rows
+    (torch.bfloat16, (1 << 19, 2, 32), "contiguous", [1], False),  # 4 tiles at once instead
+    (torch.int32, (4099, 4, 32), "contiguous", [1], True),  # 4 int64 sums: 32 bytes
+    (torch.int16, (4099, 4, 32), "contiguous", [1], False),  # 8 int64 sums
+    (torch.int8, (4099, 4, 64), "contiguous", [1], False),  # 4-byte words
+    (torch.float32, (2, 3, 4099, 32), "contiguous", [0, 2], False),  # slices: two dims
+]
+
+
+@pytest.mark.parametrize("dtype,shape,layout,dims,lean", LEAN_CASES, ids=str)
+def test_short_columns_take_the_lean_kernel(dtype, shape, layout, dims, lean):
+    x = make(shape, layout, dtype, "cpu", data=unfilled)
+    p = wr._C.plan(x, dims, as_cuda=True)["passes"][0]
+    assert p["launch"].startswith("columns "), p["launch"]
+    assert p["launch"].endswith(" lean") == lean, p["launch"]
+
+
+def test_outer_first_columns_take_the_lean_kernel():
+    (p,) = wr._C.plan(reversed_view((100, 4, 64), torch.float32, "cpu"), [1], as_cuda=True)[
+        "passes"
+    ]
+    assert " outer_first" in p["launch"] and p["launch"].endswith(" lean"), p["launch"]
+
+
+@requires_cuda
+@pytest.mark.parametrize("dtype", DTYPES, ids=str)
+@pytest.mark.parametrize("case", LEAN_CASES, ids=str)
+def test_lean_columns_sum_like_torch_sum(dtype, case):
+    _, shape, layout, dims, _ = case
+    x = make(shape, layout, dtype, "cuda")
+    assert_kernels_sum_like_torch_sum(x, dims)
+    y = reversed_view(shape, dtype, "cuda", offset=1)  # outer-first, not aligned
+    assert_kernels_sum_like_torch_sum(y, [y.dim() - 1 - d for d in dims])
+
+
+# Lean columns over more tiles than the grid's blocks (a block takes several in turn),
+# the last partial.
+@requires_cuda
+@pytest.mark.parametrize("dtype", [torch.float32, torch.float64, torch.int32], ids=str)
+def test_lean_columns_loop_over_tiles(dtype):
+    x = make(((1 << 21) + 77, 3, 16 // dtype.itemsize), "contiguous", dtype, "cuda")
+    (p,) = wr._C.plan(x, [1])["passes"]
+    assert p["launch"].endswith(" lean"), p["launch"]
     assert_kernels_sum_like_torch_sum(x, [1])
 
 

@@ -678,12 +678,24 @@ __device__ __forceinline__ void store_column(const P& policy, const Columns<T>& 
 // columns' pointers while their loads are in flight; their places found again to store)
 // leave the general kernel's alone. A group with a column that is not whole (a partial
 // vector, or a shifted one at the data's edge) sums its columns one by one.
+// With one tile (Launch::lean), the same loop is the lean kernel of short columns: half
+// the general kernel's rows in flight a lane (all of a reduced dim that short), at three
+// blocks an SM: 40 registers, where ptxas spills 0-24 bytes of the lanes the launch model
+// takes it for (with all of a lane's rows in flight, 64-272 bytes: float32, float64).
+constexpr int kLeanColumnMinBlocks = 3;
+template <int kTiles, typename P, int kVec>
+constexpr int kAtOnceMinBlocks = kTiles == 1 ? kLeanColumnMinBlocks : kColumnMinBlocks<P, kVec>;
+// The rows a lane has in flight in columns_at_once, of each of its kTiles columns.
+template <int kTiles>
+constexpr int at_once_rows(int rows_in_flight) {
+  return kTiles == 1 ? rows_in_flight / 2 : rows_in_flight / kTiles;
+}
 template <int kTiles, typename T, typename Out, int kVec, ColumnLoad kLoad, typename P>
-__global__ void __launch_bounds__(kColumnThreads, (kColumnMinBlocks<P, kVec>))
+__global__ void __launch_bounds__(kColumnThreads, (kAtOnceMinBlocks<kTiles, P, kVec>))
     columns_at_once(Columns<T> c, ColumnTiling tiling, Out* __restrict__ y, P policy) {
   using C = typename P::Sum;
   using Load = Loaded<T, kVec>;
-  constexpr int kRows = column_rows_in_flight(kVec, sizeof(T), kLoad) / kTiles;
+  constexpr int kRows = at_once_rows<kTiles>(column_rows_in_flight(kVec, sizeof(T), kLoad));
   // The sums of the lane's column in `tile` (add_rows adds its rows), stored.
   auto sum_and_store = [&](int64_t tile, auto&& add_rows) {
     const ColumnPlace at = place_column(tiling, tile, threadIdx.x, c.outer_size);

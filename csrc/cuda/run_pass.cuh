@@ -193,7 +193,25 @@ void launch_columns_kernel(const Columns<T>& c, const Launch& launch, Out* y,
       at_once == 1 || (t.ty == 1 && t.flat && c.fold == 1 && (at_once == 2 || at_once == 4) &&
                        at_once * c.length <= column_rows_in_flight(kVec, sizeof(T), kLoad)),
       "warpreduce: ", launch.describe());
-  if (at_once > 1) {
+  // Lean columns (Launch::lean): compiled only for the lanes the launch model takes them
+  // for, and for auto without a tail (the general kernel finishes with the tail).
+  constexpr bool kLean =
+      !P::kExact && !has_tail_v<P> && !kAcross &&
+      kVec * int64_t{sizeof(typename P::Acc)} <= LaunchTuning::kColumnLeanMaxSumBytes && kVec > 1 &&
+      kVec * int64_t{sizeof(T)} >= 8 &&
+      (kLoad == ColumnLoad::kVectors || kLoad == ColumnLoad::kShifted ||
+       (kLoad == ColumnLoad::kElements && kVec <= 2));
+  if (kLean && launch.lean && t.splits == 1) {
+    if constexpr (kLean) {
+      TORCH_INTERNAL_ASSERT(
+          t.ty == 1 && t.flat && c.fold == 1 && c.slices == 1 &&
+              c.length <= at_once_rows<1>(column_rows_in_flight(kVec, sizeof(T), kLoad)),
+          "warpreduce: ", launch.describe());
+      constexpr auto lean = columns_at_once<1, T, Out, kVec, kLoad, P>;
+      const int64_t blocks = std::min(t.tiles, resident_blocks<lean>(kColumnThreads) * 8);
+      lean<<<blocks, kColumnThreads, 0, stream>>>(c, t, y, policy);
+    }
+  } else if (at_once > 1) {
     if constexpr (kAtOnce) {
       const int64_t blocks = std::min(ceil_div(t.tiles, at_once), capacity * 8);
       if (at_once == 2) {
@@ -252,9 +270,11 @@ template <typename T, typename Out, typename P>
 void run_pass(const T* x, const ReductionPass& pass, Out* y, const at::Tensor& like,
               const P& policy) {
   const cudaStream_t stream = c10::cuda::getCurrentCUDAStream();
-  const Launch launch = choose_launch(
-      pass, ElementShape{int64_t{sizeof(T)}, address_of(x), int64_t{sizeof(Out)}, !P::kExact},
-      device_shape());
+  const Launch launch =
+      choose_launch(pass,
+                    ElementShape{int64_t{sizeof(T)}, address_of(x), int64_t{sizeof(Out)},
+                                 !P::kExact, P::kExact ? 0 : int64_t{sizeof(typename P::Acc)}},
+                    device_shape());
   // Gapped rows are long enough for a group of lanes or blocks a row (plan.cpp), the
   // kernels that read them; gapped inner dims take columns (the launch model).
   TORCH_INTERNAL_ASSERT(!pass.gapped() || launch.kind == LaunchKind::kRowsGrouped ||
