@@ -40,7 +40,8 @@ AUTO_CASES = [  # every launch of the launch model (csrc/launch_model.h)
     ((5, 300003), 1),  # split rows
     ((2**16 + 1, 8), 0),  # few columns: split
     ((4001, 4096), 0),  # vectorized columns (1-byte elements: 4-byte words)
-    ((4096, 4, 16), 1),  # flat columns across outer slices (permuted, below: outer-first)
+    # flat columns across outer slices, 4 rows: lean (permuted, below: outer-first)
+    ((4096, 4, 16), 1),
     ((5, 4, 4099), 1),  # permuted: outer-first over a short outer extent, 8 lanes of it
     ((405509, 2, 32), 1),  # flat columns, tiles at once (bfloat16: 4 of 3169 tiles)
     # shifted vector columns (1-, 2-byte elements), or their elements one by one (4-,
