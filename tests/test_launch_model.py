@@ -1742,9 +1742,9 @@ def test_tiles_at_once_sum_like_torch_sum(dtype, rows, layout):
 
 # Lean columns (Launch::lean): flat columns with one lane down a reduced dim of at most
 # half the rows a lane has in flight (4 rows of 16- or 8-byte loads, 2 shifted), a lane's
-# sums in at most 32 bytes (kColumnLeanMaxSumBytes), its loads 8 bytes or more, elements
-# one by one at most 2 a lane; a tile a block (not at once). (dtype, shape, layout, dims,
-# lean or not.)
+# sums in at most 32 bytes (kColumnLeanMaxSumBytes), its loads of several elements and 8
+# bytes or more, elements one by one at most 2 a lane; a tile a block (not at once).
+# (dtype, shape, layout, dims, lean or not.)
 LEAN_CASES = [
     (torch.float32, (4099, 4, 32), "contiguous", [1], True),  # 4 rows of whole vectors
     (torch.float32, (4099, 5, 32), "contiguous", [1], False),  # 5 rows: the general kernel
