@@ -707,13 +707,10 @@ Launch columns_launch(const ReductionPass& pass, const ElementShape& element,
     // element, or of 4-byte pairs and words, whose rows in flight are 32, were not
     // measured: they keep the general kernel.)
     static const bool no_lean = knob_is_set("WARPREDUCE_NO_LEAN_COLUMNS");
-    launch.lean = !no_lean && launch.ty == 1 && launch.tiles_at_once == 1 && launch.vector > 1 &&
-                  launch.vector * bytes >= 8 && !launch.store_across && !sliced &&
-                  element.acc_bytes > 0 &&
-                  launch.vector * element.acc_bytes <= Tuning::kColumnLeanMaxSumBytes &&
-                  (launch.load == ColumnLoad::kVectors || launch.load == ColumnLoad::kShifted ||
-                   (launch.load == ColumnLoad::kElements && launch.vector <= 2)) &&
-                  2 * pass.length <= rows_in_flight;
+    launch.lean = !no_lean && launch.ty == 1 && launch.tiles_at_once == 1 && !launch.store_across &&
+                  !sliced &&
+                  lean_column_lanes(launch.vector, bytes, element.acc_bytes, launch.load) &&
+                  pass.length <= lean_column_rows(launch.vector, bytes, launch.load);
   }
   return launch;
 }

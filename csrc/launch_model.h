@@ -371,4 +371,23 @@ struct LaunchTuning {
   static constexpr int64_t kTailThreads = 256;
 };
 
+// Lean columns (Launch::lean; columns.cuh, columns_at_once with one tile): the lanes
+// they are taken for, lanes of `vector` elements of `bytes` each whose sums take
+// `acc_bytes` each (0: not known, exact's), loaded as `load` (launch_model.cpp has the
+// measurement: lanes of 4 elements loaded one by one lost, of one element not measured).
+// The launch model decides with it at run time and run_pass.cuh compiles the kernel for
+// these lanes alone.
+constexpr bool lean_column_lanes(int64_t vector, int64_t bytes, int64_t acc_bytes,
+                                 ColumnLoad load) {
+  return vector > 1 && vector * bytes >= 8 && acc_bytes > 0 &&
+         vector * acc_bytes <= LaunchTuning::kColumnLeanMaxSumBytes &&
+         (load == ColumnLoad::kVectors || load == ColumnLoad::kShifted ||
+          (load == ColumnLoad::kElements && vector <= 2));
+}
+// The rows a lean lane has in flight: half the general kernel's, so that its registers
+// leave three blocks an SM; a reduced dim of at most these many rows takes it.
+constexpr int lean_column_rows(int64_t vector, int64_t bytes, ColumnLoad load) {
+  return column_rows_in_flight(vector, bytes, load) / 2;
+}
+
 }  // namespace warpreduce

@@ -685,17 +685,14 @@ __device__ __forceinline__ void store_column(const P& policy, const Columns<T>& 
 constexpr int kLeanColumnMinBlocks = 3;
 template <int kTiles, typename P, int kVec>
 constexpr int kAtOnceMinBlocks = kTiles == 1 ? kLeanColumnMinBlocks : kColumnMinBlocks<P, kVec>;
-// The rows a lane has in flight in columns_at_once, of each of its kTiles columns.
-template <int kTiles>
-constexpr int at_once_rows(int rows_in_flight) {
-  return kTiles == 1 ? rows_in_flight / 2 : rows_in_flight / kTiles;
-}
 template <int kTiles, typename T, typename Out, int kVec, ColumnLoad kLoad, typename P>
 __global__ void __launch_bounds__(kColumnThreads, (kAtOnceMinBlocks<kTiles, P, kVec>))
     columns_at_once(Columns<T> c, ColumnTiling tiling, Out* __restrict__ y, P policy) {
   using C = typename P::Sum;
   using Load = Loaded<T, kVec>;
-  constexpr int kRows = at_once_rows<kTiles>(column_rows_in_flight(kVec, sizeof(T), kLoad));
+  // The rows a lane has in flight, of each of its kTiles columns.
+  constexpr int kRows = kTiles == 1 ? lean_column_rows(kVec, sizeof(T), kLoad)
+                                    : column_rows_in_flight(kVec, sizeof(T), kLoad) / kTiles;
   // The sums of the lane's column in `tile` (add_rows adds its rows), stored.
   auto sum_and_store = [&](int64_t tile, auto&& add_rows) {
     const ColumnPlace at = place_column(tiling, tile, threadIdx.x, c.outer_size);
@@ -889,8 +886,6 @@ __device__ __forceinline__ void columns_body(const Columns<T>& c, const ColumnTi
       const int64_t first_row = r_begin + ty_index;
       shift = static_cast<int>(reinterpret_cast<uintptr_t>(base + first_row * c.reduced_stride) %
                                16 / sizeof(T));
-    }
-    if constexpr (kPhased) {
       if (reads) add_rows([&](int64_t row) { return base - shift + row * c.reduced_stride; });
     } else if (active) {
       auto plain = [&](int64_t row) { return base + row * c.reduced_stride; };

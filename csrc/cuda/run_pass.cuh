@@ -195,18 +195,13 @@ void launch_columns_kernel(const Columns<T>& c, const Launch& launch, Out* y,
       "warpreduce: ", launch.describe());
   // Lean columns (Launch::lean): compiled only for the lanes the launch model takes them
   // for, and for auto without a tail (the general kernel finishes with the tail).
-  constexpr bool kLean =
-      !P::kExact && !has_tail_v<P> && !kAcross &&
-      kVec * int64_t{sizeof(typename P::Acc)} <= LaunchTuning::kColumnLeanMaxSumBytes && kVec > 1 &&
-      kVec * int64_t{sizeof(T)} >= 8 &&
-      (kLoad == ColumnLoad::kVectors || kLoad == ColumnLoad::kShifted ||
-       (kLoad == ColumnLoad::kElements && kVec <= 2));
+  constexpr bool kLean = !P::kExact && !has_tail_v<P> && !kAcross &&
+                         lean_column_lanes(kVec, sizeof(T), sizeof(typename P::Acc), kLoad);
   if (kLean && launch.lean && t.splits == 1) {
     if constexpr (kLean) {
-      TORCH_INTERNAL_ASSERT(
-          t.ty == 1 && t.flat && c.fold == 1 && c.slices == 1 &&
-              c.length <= at_once_rows<1>(column_rows_in_flight(kVec, sizeof(T), kLoad)),
-          "warpreduce: ", launch.describe());
+      TORCH_INTERNAL_ASSERT(t.ty == 1 && t.flat && c.fold == 1 && c.slices == 1 &&
+                                c.length <= lean_column_rows(kVec, sizeof(T), kLoad),
+                            "warpreduce: ", launch.describe());
       constexpr auto lean = columns_at_once<1, T, Out, kVec, kLoad, P>;
       const int64_t blocks = std::min(t.tiles, resident_blocks<lean>(kColumnThreads) * 8);
       lean<<<blocks, kColumnThreads, 0, stream>>>(c, t, y, policy);
