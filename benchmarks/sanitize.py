@@ -43,6 +43,9 @@ AUTO_CASES = [  # every launch of the launch model (csrc/launch_model.h)
     # flat columns across outer slices, 4 rows: lean (permuted, below: outer-first)
     ((4096, 4, 16), 1),
     ((5, 4, 4099), 1),  # permuted: outer-first over a short outer extent, 8 lanes of it
+    # permuted: outer-first, an outer slice's 1-4 columns (by dtype) a wider span
+    ((4, 4, 4099), 1),
+    ((12, 3, 4099), 1),
     ((405509, 2, 32), 1),  # flat columns, tiles at once (bfloat16: 4 of 3169 tiles)
     # shifted vector columns (1-, 2-byte elements), or their elements one by one (4-,
     # 8-byte); unaligned too: the data's edges

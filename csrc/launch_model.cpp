@@ -639,8 +639,20 @@ Launch columns_launch(const ReductionPass& pass, const ElementShape& element,
     // another machine): 141.0, 253.5, 106.5, 158.7 us; the bool sum at 32, 373.4.
     const bool narrow_lanes = element.out_bytes > 0 && launch.vector * element.out_bytes <=
                                                            Tuning::kOuterFirstNarrowLaneBytes;
-    launch.outer_span = static_cast<unsigned>(std::min<int64_t>(
-        narrow_lanes ? Tuning::kOuterFirstNarrowSpan : 32, pow2_ceil(pass.outer_size)));
+    // A warp takes 32 / span columns of each outer index: where an outer slice has fewer,
+    // the span widens until they fill the warp. On an H200 (2026-12-01 00:09, against
+    // WARPREDUCE_NO_SPAN_FILL=1, seeds 379-401's three such shapes): float64 4 x 4 x
+    // 1856258 permuted over dim 1 (2 columns of 2 elements: at a span of 4, 6 of every 8
+    // lanes had none) 323.0 -> 95.8 us (0.81 -> 2.76x torch.sum), float16 4 x 6 x 8 x
+    // 86196 permuted (4 columns) 40.1 -> 24.2; float32 3 x 413 x 6 x 8 x 8 x 14 permuted,
+    // a second pass of 3 columns, 17.9 -> 19.1 (12 MiB, two launches).
+    // WARPREDUCE_NO_SPAN_FILL=1 leaves the span as above: a knob for measuring.
+    static const bool no_span_fill = knob_is_set("WARPREDUCE_NO_SPAN_FILL");
+    const int64_t span = narrow_lanes ? Tuning::kOuterFirstNarrowSpan : 32;
+    const int64_t filling_span =
+        no_span_fill ? span : 32 / std::min<int64_t>(32, pow2_ceil(columns));
+    launch.outer_span = static_cast<unsigned>(
+        std::min<int64_t>(std::max(span, filling_span), pow2_ceil(pass.outer_size)));
     // Otherwise, where the result holds side by side outputs a few apart in the pass's
     // order (the narrow kept dims that the plan merges below the result's innermost dim:
     // plan.cpp), a lane's adjacent outputs lie in as many result rows, its warp's stores

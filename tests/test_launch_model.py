@@ -1188,6 +1188,12 @@ OUTER_FIRST_CASES = [
     (torch.int8, (40, 65, 400), 0),
     (torch.float32, (65, 4096, 8), 0),  # a long reduced dim
     (torch.float32, (5, 4096, 8), 0),
+    # fewer columns a slice than a warp takes at that span: the span widens to fill it
+    (torch.float64, (1000, 4, 4), 16),  # 2 columns of 2
+    (torch.float16, (1000, 6, 32), 8),  # 4 columns of 8
+    (torch.float32, (1000, 3, 12), 8),  # 3 columns of 4
+    (torch.float32, (1000, 3, 4), 32),  # 1 column
+    (torch.float64, (13, 3, 4), 16),  # the outer extent to a power of two
 ]
 
 
