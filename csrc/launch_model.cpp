@@ -405,9 +405,26 @@ Launch columns_launch(const ReductionPass& pass, const ElementShape& element,
   // (Pairs rather than shifted vectors under short reduced dims lost: bfloat16 2 x 6132872
   // of a sliced tensor over dim 0, 25 -> 94 us; float16 18416420 x 7 over dim 1, 133 ->
   // 266 us; H100, seeds 53 and 59.)
+  // An odd inner extent leaves each outer slice's last pair partial, and its lane sums
+  // it element by element in a loop of its own (columns.cuh), after the rest of its
+  // warp's loop: that warp's time twice over. Where the pairs are few a slice, the warps
+  // that hold such a lane are many, and they set the grid's time: those columns take an
+  // element a lane, under reduced dims longer than column tiles take. On an H200
+  // (2026-12-01 00:39, against WARPREDUCE_ODD_PAIRS=1, shapes of seeds 383-401 and
+  // hand-made): float16 2 x 22 x 7 x 80 x 339 sliced over dims (2, 3) (170 pairs a
+  // slice, one wave; Nsight Compute: the SMs active 23236 of its 48244 cycles) 26.9 ->
+  // 14.2 us (0.73 -> 1.06x torch.sum), 4000 x 40 x 339 sliced 126.6 -> 71.8, 3000 x 33 x
+  // 339 80.3 -> 55.6; bfloat16 2 x 127 x 53900 x 3 sliced over dims (2, 1) 142.1 ->
+  // 50.5, 2000000 x 7 sliced over dim 0 50.1 -> 26.7, 1019988 x 7 26.4 -> 16.8. Under 9
+  // rows, column tiles in their place lost (bfloat16 20000 x 9 x 339 sliced: 62.0 us in
+  // pairs two tiles at once, 92.4 in tiles): pairs stay up to kColumnTileMaxRows rows.
+  // WARPREDUCE_ODD_PAIRS=1 keeps pairs for every inner extent: a knob for measuring.
   static const bool no_pairs = knob_is_set("WARPREDUCE_NO_PAIRS");
+  static const bool odd_pairs = knob_is_set("WARPREDUCE_ODD_PAIRS");
   const bool pairs = !no_pairs && contiguous && !vectors && bytes == Tuning::kColumnPairBytes &&
-                     rows_aligned(pass, element, 2, 4) && pass.inner >= 2;
+                     rows_aligned(pass, element, 2, 4) && pass.inner >= 2 &&
+                     (pass.inner % 2 == 0 || pass.inner >= Tuning::kColumnOddPairsMinInner ||
+                      pass.length <= Tuning::kColumnTileMaxRows || odd_pairs);
   // 1-byte elements in rows aligned alike to 4 bytes: 4-byte words, four outputs a lane
   // (two blocks an SM), rather than an element a lane, shifted vectors or, under long
   // reduced dims, whole 16-byte vectors (16 wide integer accumulators a lane, one block an

@@ -476,6 +476,16 @@ SHIFTED_OR_PAIRS = [
     ((77, 4098), "offset", "vector=1 "),
     ((64, 33), "contiguous", "vector=8 shifted "),  # 4 vectors a row: the fewest
     ((60, 37), "offset", "vector=8 shifted "),
+    # rows an even number apart, an odd inner extent under more than 32 rows: pairs from
+    # 4096 elements, an element a lane under (a slice's partial last pair is a loop of
+    # its own)
+    ((40, 339), "sliced", "vector=1 "),
+    ((33, 339), "sliced", "vector=1 "),
+    ((32, 339), "sliced", "vector=2 "),
+    ((9, 339), "sliced", "vector=2 "),
+    ((40, 340), "sliced", "vector=2 "),
+    ((40, 4095), "sliced", "vector=1 "),
+    ((40, 4099), "sliced", "vector=2 "),
 ]
 
 
