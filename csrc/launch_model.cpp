@@ -415,9 +415,10 @@ Launch columns_launch(const ReductionPass& pass, const ElementShape& element,
   // slice, one wave; Nsight Compute: the SMs active 23236 of its 48244 cycles) 26.9 ->
   // 14.2 us (0.73 -> 1.06x torch.sum), 4000 x 40 x 339 sliced 126.6 -> 71.8, 3000 x 33 x
   // 339 80.3 -> 55.6; bfloat16 2 x 127 x 53900 x 3 sliced over dims (2, 1) 142.1 ->
-  // 50.5, 2000000 x 7 sliced over dim 0 50.1 -> 26.7, 1019988 x 7 26.4 -> 16.8. Under 9
+  // 50.5, 2000000 x 7 sliced over dim 0 50.1 -> 26.7, 1019988 x 7 26.4 -> 16.8. At 9
   // rows, column tiles in their place lost (bfloat16 20000 x 9 x 339 sliced: 62.0 us in
-  // pairs two tiles at once, 92.4 in tiles): pairs stay up to kColumnTileMaxRows rows.
+  // pairs two tiles at once, 92.4 in tiles): pairs stay while the reduced dim is at most
+  // kColumnTileMaxRows long.
   // WARPREDUCE_ODD_PAIRS=1 keeps pairs for every inner extent: a knob for measuring.
   static const bool no_pairs = knob_is_set("WARPREDUCE_NO_PAIRS");
   static const bool odd_pairs = knob_is_set("WARPREDUCE_ODD_PAIRS");
