@@ -76,8 +76,8 @@ AUTO_CASES = [  # every launch of the launch model (csrc/launch_model.h)
     # a gapped span read in whole vectors past its end (stepped, below), or not (tight)
     ((40, 4098), 0),
     ((64, 89, 16), (0, 1)),
-    # ... sliced to an odd inner extent (339 of rows 680 apart): an element a lane
-    ((40, 340), 0),
+    # ... sliced to an odd inner extent (40 rows of 341, 684 apart): an element a lane
+    ((80, 342), 0),
     # short rows far apart (sliced, below: 15 of every 32): the aligned vectors that cover
     # each; partial columns of shifted vectors (2-byte types) read whole, flat tiles across
     # outer slices of 100 elements
