@@ -405,26 +405,30 @@ Launch columns_launch(const ReductionPass& pass, const ElementShape& element,
   // (Pairs rather than shifted vectors under short reduced dims lost: bfloat16 2 x 6132872
   // of a sliced tensor over dim 0, 25 -> 94 us; float16 18416420 x 7 over dim 1, 133 ->
   // 266 us; H100, seeds 53 and 59.)
-  // An odd inner extent leaves each outer slice's last pair partial, and its lane sums
-  // it element by element in a loop of its own (columns.cuh), after the rest of its
-  // warp's loop: that warp's time twice over. Where the pairs are few a slice, the warps
-  // that hold such a lane are many, and they set the grid's time: those columns take an
-  // element a lane, under reduced dims longer than column tiles take. On an H200
-  // (2026-12-01 00:39, against WARPREDUCE_ODD_PAIRS=1, shapes of seeds 383-401 and
-  // hand-made): float16 2 x 22 x 7 x 80 x 339 sliced over dims (2, 3) (170 pairs a
-  // slice, one wave; Nsight Compute: the SMs active 23236 of its 48244 cycles) 26.9 ->
-  // 14.2 us (0.73 -> 1.06x torch.sum), 4000 x 40 x 339 sliced 126.6 -> 71.8, 3000 x 33 x
-  // 339 80.3 -> 55.6; bfloat16 2 x 127 x 53900 x 3 sliced over dims (2, 1) 142.1 ->
-  // 50.5, 2000000 x 7 sliced over dim 0 50.1 -> 26.7, 1019988 x 7 26.4 -> 16.8. At 9
-  // rows, column tiles in their place lost (bfloat16 20000 x 9 x 339 sliced: 62.0 us in
-  // pairs two tiles at once, 92.4 in tiles): pairs stay while the reduced dim is at most
-  // kColumnTileMaxRows long.
+  // An odd inner extent leaves each outer slice's last pair partial; its lane reads it
+  // whole where it lies within the data (columns.cuh, whole_column_reads), in its warp's
+  // loop. Where the outputs are fewer than the GPU's resident threads, those columns take
+  // an element a lane instead, twice the lanes, under reduced dims longer than column
+  // tiles take. On an H200 (2026-12-01 02:28, pairs read whole against an element a lane
+  // against pairs whose partial last pair was a loop of its own, sliced views): float16
+  // 4000 x 40 x 339 over dim 1 (1.36 M outputs) 53.4 / 71.0 / 120.5 us, 3000 x 33 x 339
+  // 38.9 / 55.0 / 77.0, 1000 x 300 x 339 (339 K) 86.0 / 103.0 / 170.4; with fewer
+  // outputs elements won: float16 2 x 22 x 7 x 80 x 339 over dims (2, 3) (14916) 20.3 /
+  // 13.3 / 25.1, bfloat16 2 x 127 x 53900 x 3 over dims (2, 1) 120.2 / 49.9 / 137.9,
+  // 2000000 x 7 over dim 0 45.7 / 26.4 / 48.7; on either side of the rule (02:40, as
+  // built against pairs): float16 600 x 50 x 339 (203400 outputs) 16.3 against 19.0 us,
+  // bfloat16 300 x 2000 x 7 10.1 against 15.1, float16 40 x 1000 x 1001 36.9 against 50.2,
+  // float16 900 x 50 x 339 (305100 outputs) pairs both, 23.4. At 9 rows, column tiles in
+  // pairs' place lost (bfloat16 20000 x 9 x 339 sliced: 62.0 us in pairs two tiles at
+  // once, 92.4 in tiles): pairs stay while the reduced dim is at most kColumnTileMaxRows
+  // long.
   // WARPREDUCE_ODD_PAIRS=1 keeps pairs for every inner extent: a knob for measuring.
   static const bool no_pairs = knob_is_set("WARPREDUCE_NO_PAIRS");
   static const bool odd_pairs = knob_is_set("WARPREDUCE_ODD_PAIRS");
   const bool pairs = !no_pairs && contiguous && !vectors && bytes == Tuning::kColumnPairBytes &&
                      rows_aligned(pass, element, 2, 4) && pass.inner >= 2 &&
                      (pass.inner % 2 == 0 || pass.inner >= Tuning::kColumnOddPairsMinInner ||
+                      pass.outputs() >= device.sms * device.threads_per_sm ||
                       pass.length <= Tuning::kColumnTileMaxRows || odd_pairs);
   // 1-byte elements in rows aligned alike to 4 bytes: 4-byte words, four outputs a lane
   // (two blocks an SM), rather than an element a lane, shifted vectors or, under long

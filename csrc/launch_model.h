@@ -289,9 +289,9 @@ struct LaunchTuning {
   // torch.sum), float16 4 x 5 x 11 x 526 x 267 transposed 946 -> 1312, bfloat16 805011 x
   // 9 permuted 1035 -> 1117.
   static constexpr int64_t kColumnPairBytes = 2;
-  // Pairs under an odd inner extent and more than kColumnTileMaxRows rows only from this
-  // many elements (launch_model.cpp): then at most 1 of 64 warps holds a slice's partial
-  // last pair.
+  // Pairs under an odd inner extent, more than kColumnTileMaxRows rows and fewer outputs
+  // than resident threads only from this many elements (launch_model.cpp; set when a
+  // partial last pair was a loop of its own, not measured again since it is read whole).
   static constexpr int64_t kColumnOddPairsMinInner = 4096;
   static constexpr int64_t kColumnMaxShiftedRows = 8;
   // Phased columns (ColumnLoad::kPhased) of 2-byte elements where the inner dim holds at

@@ -476,9 +476,9 @@ SHIFTED_OR_PAIRS = [
     ((77, 4098), "offset", "vector=1 "),
     ((64, 33), "contiguous", "vector=8 shifted "),  # 4 vectors a row: the fewest
     ((60, 37), "offset", "vector=8 shifted "),
-    # rows an even number apart, an odd inner extent under more than 32 rows: pairs from
-    # 4096 elements, an element a lane under (a slice's partial last pair is a loop of
-    # its own)
+    # rows an even number apart, an odd inner extent under more than 32 rows and fewer
+    # outputs than resident threads (ODD_PAIRS_BY_OUTPUTS: more): pairs from 4096
+    # elements, an element a lane under
     ((40, 339), "sliced", "vector=1 "),
     ((33, 339), "sliced", "vector=1 "),
     ((32, 339), "sliced", "vector=2 "),
@@ -503,6 +503,33 @@ def test_shifted_or_pair_columns(shape, layout, launch, dtype):
 def test_shifted_or_pair_columns_sum_like_torch_sum(shape, layout, launch, dtype):
     x = make(shape, layout, dtype, "cuda")
     assert_sum_matches(wr.sum(x, [0]), x, [0])
+
+
+# Odd inner extents of pairs under more than 32 rows (sliced, over dim 1): pairs where the
+# outputs are at least the GPU's resident threads (132 x 2048 = 270336 in the plan's
+# default device), each slice's partial last pair read whole (columns.cuh); an element a
+# lane under that, for the lanes.
+ODD_PAIRS_BY_OUTPUTS = [
+    ((798, 40, 339), "vector=2 "),  # 270522 outputs
+    ((797, 40, 339), "vector=1 "),  # 270183
+    ((2, 40, 4099), "vector=2 "),  # 4096 elements and more: pairs
+]
+
+
+@pytest.mark.parametrize("shape,launch", ODD_PAIRS_BY_OUTPUTS, ids=str)
+@pytest.mark.parametrize("dtype", [torch.bfloat16, torch.float16, torch.int16], ids=str)
+def test_odd_pairs_by_outputs(shape, launch, dtype):
+    x = make(shape, "sliced", dtype, "cpu", data=unfilled)
+    (p,) = wr._C.plan(x, [1], as_cuda=True)["passes"]
+    assert p["launch"].startswith(f"columns {launch}"), p["launch"]
+
+
+@requires_cuda
+@pytest.mark.parametrize("shape,launch", ODD_PAIRS_BY_OUTPUTS, ids=str)
+@pytest.mark.parametrize("dtype", [torch.bfloat16, torch.float16, torch.int16], ids=str)
+def test_odd_pairs_by_outputs_sum_like_torch_sum(shape, launch, dtype):
+    x = make(shape, "sliced", dtype, "cuda")
+    assert_sum_matches(wr.sum(x, 1), x, [1])
 
 
 # Rows not aligned alike (an odd row stride, a sliced or offset view) under reduced dims
