@@ -106,6 +106,10 @@ struct StridedRows {
   int64_t length;
   int64_t element_stride;
   GapMask gaps{};
+  // thread_share: a lane's edge elements loaded with its first vectors, not after them;
+  // a gapped row's lanes chosen by one mask a row where every vector holds whole periods.
+  bool edges_first = true;
+  bool uniform_gaps = true;
   __device__ __forceinline__ const T* row(int64_t r) const { return x + outer.offset(r); }
   __device__ __forceinline__ int64_t stride() const { return element_stride; }
   __device__ __forceinline__ bool gapped() const { return gaps.gapped(); }
@@ -140,6 +144,16 @@ struct GapLanes {
   __device__ __forceinline__ uint4 operator()(const uint4& v, int64_t i) const {
     constexpr unsigned kLanes = 16 / sizeof(T);
     return keep_lanes<T>(v, gaps.kept(static_cast<unsigned>(head + i * kLanes), kLanes));
+  }
+};
+
+// The lanes of every vector of a gapped row whose period divides a vector's lanes
+// (x[..., ::2]): each vector starts at the same place in its periods, so one mask a row
+// (lanes kept all ones) serves every vector.
+struct MaskedLanes {
+  uint4 mask;
+  __device__ __forceinline__ uint4 operator()(const uint4& v, int64_t) const {
+    return {v.x & mask.x, v.y & mask.y, v.z & mask.z, v.w & mask.w};
   }
 };
 
@@ -198,19 +212,46 @@ __device__ __forceinline__ typename P::Sum thread_share(Rows rows, int64_t r, in
   constexpr int kLanes = 16 / sizeof(T);
   Lanes sums;
   const T* row = rows.row(r);
-  // Gapped rows: StridedRows of auto sums only (the plan gives exact none).
-  if constexpr (std::is_same_v<Rows, StridedRows<T>> && !P::kExact) {
-    if (rows.gapped()) {
+  if constexpr (std::is_same_v<Rows, StridedRows<T>>) {
+    // Rows of general layout (rows_grouped; rows_split but for even rows) are often a few
+    // vectors a lane: a lane's first edge elements (an unaligned row's head and tail) are
+    // loaded before its vectors, in flight with them, rather than after them, a second
+    // wait on memory a row. Gapped rows: auto sums only (the plan gives exact none).
+    const bool gapped = !P::kExact && rows.gapped();
+    if (rows.element_stride == 1 || gapped) {
       const VectorSpan<T> span(row, rows.length);
-      add_vectors<kUnroll>(sums, span.body(), span.vectors, first, step,
-                           GapLanes<T>{rows.gaps, span.head});
-      for (int64_t k = first; k < kLanes; k += step) {
-        if (k < span.head && rows.gaps.keeps(k)) sums.add_value(static_cast<V>(row[k]));
-        const int64_t t = span.tail + k;
-        if (t < span.n && rows.gaps.keeps(t)) sums.add_value(static_cast<V>(row[t]));
+      const int64_t t = span.tail + first;
+      bool has_head = false, has_tail = false;
+      T head{}, tail{};
+      if (rows.edges_first && first < kLanes) {
+        has_head = first < span.head && (!gapped || rows.gaps.keeps(first));
+        has_tail = t < span.n && (!gapped || rows.gaps.keeps(t));
+        if (has_head) head = row[first];
+        if (has_tail) tail = row[t];
       }
-      return sums.template total<typename P::Sum>();
+      if (!gapped) {
+        add_vectors<kUnroll>(sums, span.body(), span.vectors, first, step);
+      } else if (rows.uniform_gaps && kLanes % rows.gaps.period.divisor == 0) {
+        const uint4 ones{~0u, ~0u, ~0u, ~0u};
+        const MaskedLanes lanes{
+            keep_lanes<T>(ones, rows.gaps.kept(static_cast<unsigned>(span.head), kLanes))};
+        add_vectors<kUnroll>(sums, span.body(), span.vectors, first, step, lanes);
+      } else {
+        add_vectors<kUnroll>(sums, span.body(), span.vectors, first, step,
+                             GapLanes<T>{rows.gaps, span.head});
+      }
+      if (has_head) sums.add_value(static_cast<V>(head));
+      if (has_tail) sums.add_value(static_cast<V>(tail));
+      for (int64_t k = rows.edges_first ? first + step : first; k < kLanes; k += step) {
+        if (k < span.head && (!gapped || rows.gaps.keeps(k)))
+          sums.add_value(static_cast<V>(row[k]));
+        const int64_t e = span.tail + k;
+        if (e < span.n && (!gapped || rows.gaps.keeps(e))) sums.add_value(static_cast<V>(row[e]));
+      }
+    } else {
+      add_strided<2 * kUnroll>(sums, row, rows.length, rows.stride(), first, step);
     }
+    return sums.template total<typename P::Sum>();
   }
   if (rows.stride() == 1) {
     const VectorSpan<T> span(row, rows.length);

@@ -279,6 +279,13 @@ void run_pass(const T* x, const ReductionPass& pass, Out* y, const at::Tensor& l
   // The rows of a pass, gapped or not, for the row kernels' general layout.
   StridedRows<T> rows{x, pass.outer, pass.outer_size, pass.length, pass.reduced_stride};
   if (pass.gapped()) rows.gaps = GapMask(pass.period, pass.width);
+  // WARPREDUCE_ROW_EDGES_LAST=1 loads a lane's edge elements after its vectors, and
+  // WARPREDUCE_NO_GAP_MASK=1 chooses a gapped row's lanes vector by vector, as before
+  // (rows.cuh, thread_share): knobs for measuring.
+  static const bool edges_last = knob_is_set("WARPREDUCE_ROW_EDGES_LAST");
+  static const bool no_gap_mask = knob_is_set("WARPREDUCE_NO_GAP_MASK");
+  rows.edges_first = !edges_last;
+  rows.uniform_gaps = !no_gap_mask;
   switch (launch.kind) {
     case LaunchKind::kRowsVectors: {
       using Q = typename P::Short;
