@@ -237,6 +237,12 @@ def test_size_one_or_expanded_reduced_dim_of_scattered_views(device, dtype):
         base[:, :, ::2].permute(3, 1, 0, 2),
         base[1:, :, 1:].transpose(0, 2),
     ]
+    # One element each as a transposed 2-D view: a short side (copied as 3-D on the CPU:
+    # plan.cpp), and both sides long.
+    narrow = torch.randn(70, 1, 3, generator=g).to(dtype)
+    narrow[0, 0, :3] = torch.tensor([-0.0, float("inf"), float("nan")]).to(dtype)
+    wide = torch.randn(70, 1, 61, generator=g).to(dtype)
+    views += [narrow.to(device).permute(2, 1, 0), wide.to(device).permute(2, 1, 0)]
     for v in views:
         for kwargs in [{}, {"keepdim": True}, {"dtype": torch.float64}]:
             got, expected = wr.sum(v, 1, **kwargs), torch.sum(v, 1, **kwargs)
