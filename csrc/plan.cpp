@@ -419,16 +419,15 @@ SumPlan make_plan(const at::Tensor& self, at::OptionalIntArrayRef dim, bool keep
       // transposes in blocks of 60 x 60, which for a side of 3 cost 6x a copy row by row
       // (bfloat16 3 x 2421078 from 2421078 x 3, one thread, dev machine, 2026-12-01: 15.1
       // ms, 2.3 through a 3-D view; 2000 x 3000 took 6.4 in blocks, 12.4 as 3-D).
+      constexpr int64_t kAtenTransposeBlock = 60;
       const bool scattered = x.is_cpu() && !elements.is_contiguous();
-      const bool short_transpose = scattered && elements.dim() == 2 && elements.stride(0) == 1 &&
-                                   std::min(elements.size(0), elements.size(1)) < 60;
-      at::Tensor addend;
-      if (short_transpose) {
-        addend = at::empty(plan.out_shape, out_options);
+      const at::Tensor addend =
+          scattered ? at::empty(plan.out_shape, out_options) : elements.to(plan.out_dtype);
+      if (scattered && elements.dim() == 2 && elements.stride(0) == 1 &&
+          std::min(elements.size(0), elements.size(1)) < kAtenTransposeBlock) {
         addend.unsqueeze(0).copy_(elements.unsqueeze(0));
-      } else {
-        addend = scattered ? at::empty(plan.out_shape, out_options).copy_(elements)
-                           : elements.to(plan.out_dtype);
+      } else if (scattered) {
+        addend.copy_(elements);
       }
       at::add_out(result, at::scalar_tensor(0, out_options.device(at::kCPU)), addend, repeat);
     } else if (repeat == 1 || plan.out_dtype == at::kBool) {
