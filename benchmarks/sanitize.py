@@ -92,9 +92,12 @@ AUTO_CASES = [  # every launch of the launch model (csrc/launch_model.h)
     ((4099, 129), 0),
     ((3, 77, 515), 1),
     # two passes, the last in the first's launch (a tail: tail.cuh), a group of lanes an
-    # output; the whole block one (sliced: two passes of a full sum)
+    # output; the whole block one (sliced: two passes of a full sum); the last pass
+    # shared by several blocks; three passes, the last two by one block
     ((7, 5, 63, 33), (0, 2)),
     ((256, 3, 12), None),
+    ((64, 512, 20), (0, 2)),
+    ((3, 23, 2, 8, 251), (0, 2, 4)),
 ]
 DTYPES = (torch.float32, torch.int8, torch.bfloat16)  # every kernel
 # auto's kernels are instantiated per dtype, with vectors of 16 bytes: 2 to 16 lanes.
@@ -115,6 +118,7 @@ SPLIT_CASES = [
     ((5, 300003), 1),
     ((2**16 + 1, 8), 0),
     ((2, 3, 2, 100000), (1, 3)),
+    ((64, 512, 20), (0, 2)),  # a tail of several blocks: two tickets
 ]
 
 

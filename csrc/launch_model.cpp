@@ -807,49 +807,82 @@ std::string Launch::describe() const {
 std::string TailLaunch::describe() const {
   if (!fused) return "";
   std::ostringstream s;
-  s << "tail group=" << (group == 0 ? std::string("block") : std::to_string(group))
-    << " rounds=" << rounds;
+  s << "tail group=";
+  for (int k = 0; k < steps; ++k) {
+    s << (k > 0 ? "," : "") << (groups[k] == 0 ? std::string("block") : std::to_string(groups[k]));
+  }
+  s << " rounds=" << rounds;
+  if (blocks > 1) s << " blocks=" << blocks;
   return s.str();
 }
 
 TailLaunch choose_tail(const ReductionPass& first, const Launch& first_launch,
-                       int64_t element_bytes, const ReductionPass& last) {
+                       int64_t element_bytes, c10::ArrayRef<ReductionPass> rest,
+                       const DeviceShape& device) {
   using Tuning = LaunchTuning;
   // WARPREDUCE_NO_TAIL=1: every pass its own launch; WARPREDUCE_TAIL_MAX_ROUNDS=n: tails
-  // of up to n rounds (knobs for measuring, read once).
+  // of up to n rounds on one block; WARPREDUCE_TAIL_MAX_BLOCKS=n: on up to n blocks,
+  // WARPREDUCE_TAIL_BLOCK_ROUNDS=n: of up to n rounds there (knobs for measuring, read
+  // once).
   static const bool no_tail = knob_is_set("WARPREDUCE_NO_TAIL");
-  static const int64_t max_rounds = [] {
-    const char* v = std::getenv("WARPREDUCE_TAIL_MAX_ROUNDS");
-    return v != nullptr ? std::max<int64_t>(0, std::atoll(v)) : Tuning::kTailMaxRounds;
-  }();
+  auto knob = [](const char* name, int64_t otherwise) {
+    const char* v = std::getenv(name);
+    return v != nullptr ? std::max<int64_t>(0, std::atoll(v)) : otherwise;
+  };
+  static const int64_t max_rounds = knob("WARPREDUCE_TAIL_MAX_ROUNDS", Tuning::kTailMaxRounds);
+  static const int64_t knob_blocks = knob("WARPREDUCE_TAIL_MAX_BLOCKS", TailLaunch::kMaxBlocks);
+  static const int64_t max_block_rounds =
+      knob("WARPREDUCE_TAIL_BLOCK_ROUNDS", Tuning::kTailMaxBlockRounds);
   TailLaunch tail;
   // Tiles at once, stores across and phased columns have no kernels with a tail (build
-  // time; a first pass never stores across); the tail reads its carries without gaps or slices.
-  if (no_tail || first_launch.tiles_at_once > 1 || first_launch.store_across ||
-      first_launch.load == ColumnLoad::kPhased || last.gapped() || last.slices > 1 ||
+  // time; a first pass never stores across); the tail reads its carries without gaps or
+  // slices.
+  const bool plain = std::all_of(rest.begin(), rest.end(), [](const ReductionPass& pass) {
+    return !pass.gapped() && pass.slices == 1;
+  });
+  if (no_tail || rest.empty() || static_cast<int>(rest.size()) > TailLaunch::kMaxSteps || !plain ||
+      first_launch.tiles_at_once > 1 || first_launch.store_across ||
+      first_launch.load == ColumnLoad::kPhased ||
       first.outputs() * first.rows() * element_bytes > Tuning::kTailMaxInputBytes) {
     return tail;
   }
-  const int64_t outputs = last.outputs(), length = last.length;
   const int64_t threads = Tuning::kTailThreads, in_flight = Tuning::kTailLoadsInFlight;
-  auto rounds_of = [&](int64_t group) {
-    return ceil_div(outputs, threads / group) * ceil_div(ceil_div(length, group), in_flight);
-  };
-  tail.group = 1;
-  tail.rounds = rounds_of(1);
-  for (unsigned group = 2; group <= 32; group *= 2) {
-    if (rounds_of(group) < tail.rounds) {
-      tail.group = group;
-      tail.rounds = rounds_of(group);
+  // The fewest rounds of a pass on `blocks` blocks, and the group that takes them.
+  auto best_group = [&](const ReductionPass& pass, int64_t blocks) {
+    const int64_t outputs = pass.outputs(), length = pass.length;
+    auto rounds_of = [&](int64_t group) {
+      return ceil_div(outputs, blocks * (threads / group)) *
+             ceil_div(ceil_div(length, group), in_flight);
+    };
+    std::pair<unsigned, int64_t> best{1, rounds_of(1)};
+    for (unsigned group = 2; group <= 32; group *= 2) {
+      if (rounds_of(group) < best.second) best = {group, rounds_of(group)};
     }
+    // The whole block an output: its rounds, and its tree's (a round each).
+    const int64_t block_rounds =
+        ceil_div(outputs, blocks) * (ceil_div(length, threads * in_flight) + 1);
+    if (block_rounds < best.second) best = {0, block_rounds};
+    return best;
+  };
+  // Several passes run one after another on one block, within max_rounds; one on one
+  // block within max_rounds, else on the fewest blocks that keep it within
+  // max_block_rounds.
+  const int64_t most_blocks =
+      rest.size() > 1
+          ? 1
+          : std::clamp<int64_t>(std::min(knob_blocks, device.sms / 2), 1, TailLaunch::kMaxBlocks);
+  for (int64_t blocks = 1; blocks <= most_blocks; ++blocks) {
+    tail.steps = static_cast<int>(rest.size());
+    tail.blocks = blocks;
+    tail.rounds = 0;
+    for (int k = 0; k < tail.steps; ++k) {
+      const auto [group, rounds] = best_group(rest[k], blocks);
+      tail.groups[k] = group;
+      tail.rounds += rounds;
+    }
+    tail.fused = tail.rounds <= (blocks == 1 ? max_rounds : max_block_rounds);
+    if (tail.fused) break;
   }
-  // The whole block an output: its rounds, and its tree's (a round each).
-  const int64_t block_rounds = outputs * (ceil_div(length, threads * in_flight) + 1);
-  if (block_rounds < tail.rounds) {
-    tail.group = 0;
-    tail.rounds = block_rounds;
-  }
-  tail.fused = tail.rounds <= max_rounds;
   return tail;
 }
 

@@ -53,10 +53,11 @@
 //                 of 64 bytes or more (1-byte elements into int64) go out a warp
 //                 at a time, through shared memory (columns.cuh, store_by_warp).
 //
-// A plan of two passes whose last is short runs it inside the first's launch, by the
-// block that finishes last (choose_tail, cuda/tail.cuh): a launch less.
+// A plan whose passes after the first are short runs them inside the first's launch, by
+// the blocks that finish last (choose_tail, cuda/tail.cuh): launches less.
 #pragma once
 
+#include <array>
 #include <cstdint>
 #include <string>
 
@@ -184,23 +185,34 @@ constexpr int column_rows_in_flight(int64_t vector, int64_t bytes, ColumnLoad lo
 Launch choose_launch(const ReductionPass& pass, const ElementShape& element,
                      const DeviceShape& device);
 
-// The last pass of a plan of two, run inside the first pass's launch (cuda/tail.cuh): the
-// block of the first kernel that finishes last sums the first pass's outputs from L2 and
-// writes the result, a launch less. A small input's call is bound by the host, which
+// The passes after the first, run inside the first pass's launch (cuda/tail.cuh): the
+// blocks of the first kernel that finish last sum the first pass's outputs from L2 and
+// write the result, launches less. A small input's call is bound by the host, which
 // spends about 5 us on each launch; the tail stays within that while it is a few rounds
-// of loads. `group`: lanes an output (a power of two up to 32), 0 for the whole block;
-// `rounds`: the loads in a row a lane of the tail waits for, kTailLoadsInFlight at a time.
+// of loads. The last pass of two runs on up to kMaxBlocks blocks (the fewest that keep
+// it within the rounds), the passes of a longer plan one after another on one block.
+// `groups`: lanes an output of each pass after the first (a power of two up to 32, 0 for
+// the whole block); `rounds`: the loads in a row a lane of the tail waits for,
+// kTailLoadsInFlight at a time, over all of them.
 struct TailLaunch {
+  static constexpr int kMaxSteps = 3;  // passes after the first
+  // The tail's blocks wait for the rest of the grid in their SMs' slots: at most this
+  // many and under half the SMs (choose_tail), so that the blocks still to run always
+  // find room.
+  static constexpr int64_t kMaxBlocks = 32;
   bool fused = false;
-  unsigned group = 1;
+  int steps = 0;
+  std::array<unsigned, kMaxSteps> groups{};
+  int64_t blocks = 1;
   int64_t rounds = 0;
   std::string describe() const;
 };
 
-// Whether the last pass of a two-pass plan runs in the launch of the first (`first`,
-// launched as `first_launch`, reading elements of `element_bytes`).
+// Whether the passes after the first (`rest`) run in the launch of the first (`first`,
+// launched as `first_launch`, reading elements of `element_bytes`) on `device`.
 TailLaunch choose_tail(const ReductionPass& first, const Launch& first_launch,
-                       int64_t element_bytes, const ReductionPass& last);
+                       int64_t element_bytes, c10::ArrayRef<ReductionPass> rest,
+                       const DeviceShape& device);
 
 // Folded columns (Launch::fold): the pass's outputs as one block of memory, `count`
 // rows of `width` contiguous outputs (the inner dim) `stride` apart (the outer dim, at
@@ -371,6 +383,17 @@ struct LaunchTuning {
   // 8 x 374 expanded, 7 rounds: 17.0 -> 17.7 us).
   static constexpr int64_t kTailMaxInputBytes = int64_t{64} << 20;
   static constexpr int64_t kTailMaxRounds = 12;
+  // A last pass longer than that for one block runs on up to TailLaunch::kMaxBlocks
+  // blocks, where that takes it to kTailMaxBlockRounds rounds: the fewest blocks that do.
+  // A tail's rounds follow one another after the whole grid, while a launch of its own
+  // loads every output at once: on an H200 (2026-12-01, against WARPREDUCE_NO_TAIL=1),
+  // tails of 7-12 rounds on 2-26 blocks were 1.3-11.6 us slower than two launches on 14
+  // of 14 shapes; of 2 rounds on 7-32 blocks 2.2-4.4 us faster on 4 of 7 (float32 64 x
+  // 512 x 20 over (0, 2) 14.1 -> 10.4 us), the rest within the noise; 4 rounds lost and 1
+  // gained nothing on 64 x 512 x 20 (15.7, 11.9 us). Several passes after the first (one
+  // block) keep kTailMaxRounds in all: float32 3 x 23 x 2 x 8 x 251 over (0, 2, 4), 3
+  // rounds, 21.2 -> 10.9 us.
+  static constexpr int64_t kTailMaxBlockRounds = 2;
   static constexpr int64_t kTailLoadsInFlight = 4;
   static constexpr int64_t kTailThreads = 256;
 };

@@ -131,15 +131,16 @@ pybind11::dict describe_plan(const at::Tensor& x, std::optional<std::vector<int6
     pass["launch"] = choose_launch(p, element, device).describe();
     passes.append(pass);
   }
-  // The last of two passes run in the first's launch (choose_tail: the first pass writes
-  // carries), or "".
+  // The passes after the first run in the first's launch (choose_tail: the first pass
+  // writes carries), or "".
   TailLaunch tail;
-  if (plan.passes.size() == 2) {
+  if (plan.passes.size() >= 2) {
     const ReductionPass& first = plan.passes[0];
     const int64_t bytes = pass_element_bytes(plan.input.scalar_type(), 0);
     const ElementShape element{bytes, reinterpret_cast<uintptr_t>(plan.input.const_data_ptr()),
                                pass_element_bytes(plan.input.scalar_type(), 1)};
-    tail = choose_tail(first, choose_launch(first, element, device), bytes, plan.passes[1]);
+    tail = choose_tail(first, choose_launch(first, element, device), bytes,
+                       c10::ArrayRef<ReductionPass>(plan.passes).slice(1), device);
   }
   pybind11::dict out;
   out["passes"] = passes;

@@ -693,28 +693,54 @@ def test_partial_columns_leave_what_follows_them_out(dtype, shape, gap, offset):
         assert_sum_matches(got, x, [0], kernel=kernel)
 
 
-# The last of two passes in the first pass's launch (launch_model.h, choose_tail;
-# cuda/tail.cuh): where the first kernel's last block can sum it in a few rounds of
-# loads, and the input is small enough for the launch it saves to matter. (dtype of the
+# The passes after the first in the first pass's launch (launch_model.h, choose_tail;
+# cuda/tail.cuh): where the first kernel's last blocks can sum them in a few rounds of
+# loads, and the input is small enough for the launches it saves to matter. (dtype of the
 # plan, shape, layout, dims, the first pass's kernel, the tail's description: "" where
-# it runs on its own.)
-# Every kernel a first pass takes, each group of the tail, both sides of its limits.
+# the passes run on their own.)
+# Every kernel a first pass takes, each group of the tail, both sides of its limits: one
+# block, then up to 32 for the last pass of two; passes after it one after another.
 TAIL_CASES = [
     (torch.float32, (7, 5, 63, 33), "contiguous", (0, 2), "columns", "tail group=1 rounds=2"),
     (torch.float32, (1000, 2, 7, 9), "contiguous", (0, 2), "columns", "tail group=2 rounds=1"),
     (torch.float32, (64, 12, 20), "contiguous", (0, 2), "slabs", "tail group=16 rounds=1"),
     (torch.float32, (64, 128, 20), "contiguous", (0, 2), "slabs", "tail group=2 rounds=8"),
-    # 512 outputs of 64: 32 rounds
-    (torch.float32, (64, 512, 20), "contiguous", (0, 2), "slabs", ""),
+    # 512 outputs of 64: 32 rounds on one block, 2 on 16
+    (
+        torch.float32,
+        (64, 512, 20),
+        "contiguous",
+        (0, 2),
+        "slabs",
+        "tail group=8 rounds=2 blocks=16",
+    ),
     (torch.float32, (3, 3072, 200), "stepped", (0, 2), "rows_grouped", "tail group=1 rounds=12"),
-    (torch.float32, (3, 3100, 200), "stepped", (0, 2), "rows_grouped", ""),  # 13 rounds
+    # 13 rounds on one block, 2 on 7
+    (
+        torch.float32,
+        (3, 3100, 200),
+        "stepped",
+        (0, 2),
+        "rows_grouped",
+        "tail group=1 rounds=2 blocks=7",
+    ),
     (torch.float32, (2, 3, 2, 100000), "contiguous", (1, 3), "rows_split", "tail group=1 rounds=1"),
     (torch.float32, (12, 3, 800), "contiguous", (0, 2), "rows_split", "tail group=4 rounds=1"),
     (torch.float32, (200, 4, 1000), "contiguous", (0, 2), "rows_split", "tail group=32 rounds=2"),
     (torch.float32, (3, 500, 5), "contiguous", (0, 2), "rows_short", "tail group=1 rounds=2"),
     (torch.float32, (3, 500, 8), "contiguous", (0, 2), "rows_vectors", "tail group=1 rounds=2"),
+    # 16384 outputs of 3: 2 rounds on 32 blocks; one more output, 3
+    (
+        torch.float32,
+        (3, 16384, 5),
+        "contiguous",
+        (0, 2),
+        "rows_short",
+        "tail group=1 rounds=2 blocks=32",
+    ),
+    (torch.float32, (3, 16385, 5), "contiguous", (0, 2), "rows_short", ""),
     (torch.float32, (256, 3, 12), "sliced", (0, 1, 2), "slabs", "tail group=block rounds=2"),
-    # 49152 carries into one output: 49 rounds
+    # 49152 carries into one output: 49 rounds on however many blocks
     (torch.float32, (16384, 3, 12), "sliced", (0, 1, 2), "slabs", ""),
     # column tiles (stepped 16-bit columns under a short reduced dim)
     (
@@ -725,7 +751,35 @@ TAIL_CASES = [
         "column_tiles",
         "tail group=2 rounds=9",
     ),
-    (torch.bfloat16, (3, 25, 7, 74, 5), "stepped", (-1, 1), "column_tiles", ""),  # 13 rounds
+    (
+        torch.bfloat16,
+        (3, 25, 7, 74, 5),
+        "stepped",
+        (-1, 1),
+        "column_tiles",
+        "tail group=1 rounds=2 blocks=7",
+    ),
+    # three, four passes: the ones after the first by one block, one after another
+    (
+        torch.float32,
+        (3, 23, 2, 8, 251),
+        "contiguous",
+        (0, 2, 4),
+        "slabs",
+        "tail group=1,1 rounds=3",
+    ),
+    (
+        torch.float32,
+        (2, 3, 2, 3, 2, 3, 500),
+        "contiguous",
+        (0, 2, 4, 6),
+        "rows_split",
+        "tail group=1,1,1 rounds=3",
+    ),
+    # five passes: four after the first, one more than a tail takes
+    (torch.float32, (2, 3, 2, 3, 2, 3, 2, 3, 500), "contiguous", (0, 2, 4, 6, 8), "rows_split", ""),
+    # four passes of 8 + 3 + 2 rounds: 13
+    (torch.float32, (3, 5, 2, 7, 3, 9, 500), "contiguous", (0, 2, 4, 6), "rows_grouped", ""),
 ]
 
 
@@ -733,7 +787,7 @@ TAIL_CASES = [
 def test_short_last_passes_run_in_the_first_launch(plan_dtype, shape, layout, dims, first, tail):
     x = make(shape, layout, plan_dtype, "cpu", data=unfilled)
     plan = wr._C.plan(x, list(dims), as_cuda=True)
-    assert len(plan["passes"]) == 2
+    assert len(plan["passes"]) >= 2
     assert plan["passes"][0]["launch"].split()[0] == first
     assert plan["tail"] == tail
 
@@ -746,6 +800,15 @@ def test_tails_only_for_inputs_the_host_bounds():
     assert len(plan["passes"]) == 2 and plan["tail"] == ""
     plan = wr._C.plan(x[..., : 1 << 20], [1, 3], as_cuda=True)  # 48 MiB
     assert plan["tail"] != ""
+
+
+def test_tail_blocks_fewer_than_half_the_sms():
+    # the tail's blocks wait for the rest of the grid in their SMs' slots: 32 blocks on
+    # 132 SMs, at most 20 on 40
+    x = torch.empty((3, 16384, 5))
+    assert wr._C.plan(x, [0, 2], sms=132, as_cuda=True)["tail"].endswith("blocks=32")
+    assert wr._C.plan(x, [0, 2], sms=40, as_cuda=True)["tail"] == ""
+    assert wr._C.plan(x[:, :10240], [0, 2], sms=40, as_cuda=True)["tail"].endswith("blocks=20")
 
 
 @requires_cuda

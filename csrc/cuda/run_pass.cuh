@@ -498,50 +498,61 @@ inline OutputOrder pass_output_order(const SumPlan& plan, const void* y, const a
   return OutputOrder(plan.output_order, plan.output_copies, plan.output_copy_stride);
 }
 
-// A plan of two passes in one launch (TailLaunch): the first pass's kernel with a policy
-// that carries the last pass (tail.cuh). Instantiated in passes_tail_*.cu, apart from
-// auto_passes (their kernels are as many again as the first passes', compiled in
-// parallel); a dtype missing there fails the link, not a call.
+// A plan's passes in one launch (TailLaunch): the first pass's kernel with a policy that
+// carries the rest (tail.cuh). Instantiated in passes_tail_*.cu, apart from auto_passes
+// (their kernels are as many again as the first passes', compiled in parallel); a dtype
+// missing there fails the link, not a call.
 template <typename T>
 void auto_passes_with_tail(const SumPlan& plan, at::Tensor& out, const TailLaunch& launch) {
   using Carry = carry_t<T>;
   using Out = out_t<T>;
   using Tail = TailPass<Carry, Out>;
-  const ReductionPass& first = plan.passes[0];
-  const ReductionPass& last = plan.passes[1];
-  const at::Tensor carried = at::empty({first.outputs() * static_cast<int64_t>(sizeof(Carry))},
-                                       out.options().dtype(at::kByte));
-  Carry* carries = reinterpret_cast<Carry*>(carried.data_ptr());
+  const auto& passes = plan.passes;
+  // Every pass's carries in one scratch tensor, each pass's 16-byte aligned.
+  c10::SmallVector<int64_t, 4> starts{0};
+  for (size_t k = 0; k + 1 < passes.size(); ++k) {
+    const int64_t bytes = passes[k].outputs() * static_cast<int64_t>(sizeof(Carry));
+    starts.push_back(starts.back() + ceil_div(bytes, 16) * 16);
+  }
+  const at::Tensor carried = at::empty({starts.back()}, out.options().dtype(at::kByte));
+  auto carries = [&](size_t k) {
+    return reinterpret_cast<Carry*>(static_cast<char*>(carried.data_ptr()) + starts[k]);
+  };
   Out* y = out.mutable_data_ptr<Out>();
   const SplitScratch scratch = split_scratch(out);
-  const Tail tail{carries,
-                  last.outer,
-                  last.outputs(),
-                  last.length,
-                  last.reduced_stride,
-                  last.inner,
-                  last.inner_stride,
-                  launch.group,
-                  y,
-                  scratch.tail_ticket,
-                  AutoSums<Carry>{last.repeat, pass_output_order(plan, y, out)}};
+  Tail tail{};
+  tail.count = launch.steps;
+  tail.blocks = static_cast<unsigned>(launch.blocks);
+  for (int k = 0; k < launch.steps; ++k) {
+    const ReductionPass& pass = passes[k + 1];
+    tail.steps[k] = {
+        carries(k),        pass.outer,          pass.outputs(),
+        pass.length,       pass.reduced_stride, pass.inner,
+        pass.inner_stride, launch.groups[k],    k + 1 < launch.steps ? carries(k + 1) : nullptr};
+  }
+  tail.y = y;
+  tail.ticket = scratch.tail_ticket;
+  tail.policy = AutoSums<Carry>{passes.back().repeat, pass_output_order(plan, y, out)};
   using P = WithTail<AutoSums<T>, Tail>;
-  run_pass(kernel_data<T>(plan.input), first, carries, out, P{{first.repeat, OutputOrder()}, tail});
+  const ReductionPass& first = passes[0];
+  run_pass(kernel_data<T>(plan.input), first, carries(0), out,
+           P{{first.repeat, OutputOrder()}, tail});
 }
 
-// Whether a plan's last pass runs in its first pass's launch (choose_tail).
+// Whether a plan's passes after the first run in its launch (choose_tail).
 template <typename T>
 TailLaunch tail_launch(const SumPlan& plan) {
-  if (plan.passes.size() != 2) return {};
+  if (plan.passes.size() < 2) return {};
   const ReductionPass& first = plan.passes[0];
   const T* x = kernel_data<T>(plan.input);
   const ElementShape element{int64_t{sizeof(T)}, address_of(x), int64_t{sizeof(carry_t<T>)}};
-  return choose_tail(first, choose_launch(first, element, device_shape()), int64_t{sizeof(T)},
-                     plan.passes[1]);
+  const DeviceShape device = device_shape();
+  return choose_tail(first, choose_launch(first, element, device), int64_t{sizeof(T)},
+                     c10::ArrayRef<ReductionPass>(plan.passes).slice(1), device);
 }
 
-// The passes of an auto sum (pass_chain.h), each by the launch model's kernel; the last
-// of two in the first's launch where choose_tail says so.
+// The passes of an auto sum (pass_chain.h), each by the launch model's kernel; those
+// after the first in the first's launch where choose_tail says so.
 template <typename T>
 void auto_passes(const SumPlan& plan, at::Tensor& out) {
   const TailLaunch tail = tail_launch<T>(plan);

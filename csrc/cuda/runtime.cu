@@ -69,8 +69,8 @@ int64_t max_split_blocks() {
 
 SplitScratch split_scratch(const at::Tensor& like) {
   const int64_t tickets = max_split_blocks();
-  // tickets and the tail's, then partials (up to a certified sum each)
-  const int64_t ticket_bytes = ((tickets + 1) * 4 + 15) / 16 * 16;
+  // tickets and the tail's two, then partials (up to a certified sum each)
+  const int64_t ticket_bytes = ((tickets + 2) * 4 + 15) / 16 * 16;
   const int64_t bytes = ticket_bytes + 2 * tickets * int64_t{sizeof(CertifiedSum)};
   const c10::cuda::CUDAStream stream = c10::cuda::getCurrentCUDAStream();
   auto zeroed = [&] {

@@ -37,7 +37,7 @@ int64_t resident_blocks(unsigned threads, size_t shared = 0) {
 }
 
 // Scratch for the split kernels' finish (rows_split, columns): a ticket per row or tile
-// that the blocks of a split count on, one more for a tail's grid (tail.cuh), then
+// that the blocks of a split count on, two more for a tail's grid (tail.cuh), then
 // partial sums (up to 2 x max_split_blocks(), each up to a certified sum). Launches on
 // one stream run in order and each leaves its tickets at 0, so a stream keeps its scratch
 // and no call pays for a memset (one more launch). The most recently used streams keep
@@ -48,7 +48,7 @@ int64_t resident_blocks(unsigned threads, size_t shared = 0) {
 struct SplitScratch {
   at::Tensor memory;  // keeps it alive until the launch is queued
   unsigned* tickets;
-  unsigned* tail_ticket;  // the whole grid's, for a first pass that runs a tail (tail.cuh)
+  unsigned* tail_ticket;  // the grid's and the tail's blocks' (tail.cuh)
   void* partials;
   int64_t partial_bytes;
 };
