@@ -389,10 +389,11 @@ struct LaunchTuning {
   // loads every output at once: on an H200 (2026-12-01, against WARPREDUCE_NO_TAIL=1),
   // tails of 7-12 rounds on 2-26 blocks were 1.3-11.6 us slower than two launches on 14
   // of 14 shapes; of 2 rounds on 7-32 blocks 2.2-4.4 us faster on 4 of 7 (float32 64 x
-  // 512 x 20 over (0, 2) 14.1 -> 10.4 us), the rest within the noise; 4 rounds lost and 1
-  // gained nothing on 64 x 512 x 20 (15.7, 11.9 us). Several passes after the first (one
-  // block) keep kTailMaxRounds in all: float32 3 x 23 x 2 x 8 x 251 over (0, 2, 4), 3
-  // rounds, 21.2 -> 10.9 us.
+  // 512 x 20 over (0, 2) 14.1 -> 10.4 us), the rest within the noise (arms interleaved);
+  // in a run of one process an arm, 4 rounds lost and 1 gained nothing on 64 x 512 x 20
+  // (15.7, 11.9 us against 10.4). Several passes after the first (one block) keep
+  // kTailMaxRounds in all: float32 3 x 23 x 2 x 8 x 251 over (0, 2, 4), 3 rounds, 21.2 ->
+  // 10.9 us.
   static constexpr int64_t kTailMaxBlockRounds = 2;
   static constexpr int64_t kTailLoadsInFlight = 4;
   static constexpr int64_t kTailThreads = 256;
