@@ -76,6 +76,7 @@ AUTO_CASES = [  # every launch of the launch model (csrc/launch_model.h)
     # a gapped span read in whole vectors past its end (stepped, below), or not (tight)
     ((40, 4098), 0),
     ((64, 89, 16), (0, 1)),
+    ((3, 40, 504), 1),  # ... under more rows than partial vectors take (stepped: 503)
     # ... sliced to an odd inner extent (40 rows of 341, 684 apart): 2-byte elements an
     # element a lane (few outputs), 1-byte ones 4-byte words whose partial last word is
     # read whole but at the data's end

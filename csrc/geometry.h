@@ -167,6 +167,14 @@ struct ReductionPass {
     return is_rows() && reduced_stride == 1 && outer.ndim <= 1 && !gapped();
   }
   int64_t outputs() const { return outer_size * kept_inner(); }
+  // The span a gapped inner dim is read as in vectors of `vec` elements: padded to whole
+  // vectors where the storage goes on past it (slack: the span of x[..., ::2] ends one
+  // element short of a vector), else as it is. run_pass.cuh reads it so, and the launch
+  // model decides on it (launch_model.cpp, columns_launch).
+  int64_t read_span(int64_t vec) const {
+    const int64_t padded = (inner + vec - 1) / vec * vec;
+    return gapped() && padded - inner <= slack ? padded : inner;
+  }
   // Rows one after the other: row r starts at x + r * length.
   bool packed_rows() const {
     return is_rows() && reduced_stride == 1 && !gapped() &&

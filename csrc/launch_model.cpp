@@ -318,7 +318,11 @@ Launch columns_launch(const ReductionPass& pass, const ElementShape& element,
   // ends); for longer ones a partial last vector where the partial columns are rare.
   const bool contiguous = element.vectors() && lanes > 1 && pass.inner_stride == 1;
   const bool aligned = rows_aligned(pass, element, lanes, 16);
-  const bool whole = contiguous && aligned && pass.inner % lanes == 0;
+  // (A gapped span counts as whole where the storage lets it be read so: read_span. On
+  // an H200, seed 431's lowest, bfloat16 67 x 11 x 40 x 21 x 12 of a strided last dim
+  // over dim 2, a span of 503 over 40 rows, had taken an element a lane: 0.61x torch.sum;
+  // read as 504, 23.6 -> 13.7 us against torch.sum's 11.9.)
+  const bool whole = contiguous && aligned && pass.read_span(lanes) % lanes == 0;
   const bool enough_vectors =
       contiguous && pass.inner >= Tuning::kColumnMinUnalignedVectors * lanes;
   const bool wide = enough_vectors && rows <= Tuning::kColumnMaxUnalignedRows;
@@ -427,7 +431,7 @@ Launch columns_launch(const ReductionPass& pass, const ElementShape& element,
   static const bool odd_pairs = knob_is_set("WARPREDUCE_ODD_PAIRS");
   const bool pairs = !no_pairs && contiguous && !vectors && bytes == Tuning::kColumnPairBytes &&
                      rows_aligned(pass, element, 2, 4) && pass.inner >= 2 &&
-                     (pass.inner % 2 == 0 || pass.inner >= Tuning::kColumnOddPairsMinInner ||
+                     (pass.read_span(2) % 2 == 0 || pass.inner >= Tuning::kColumnOddPairsMinInner ||
                       pass.outputs() >= device.sms * device.threads_per_sm ||
                       pass.length <= Tuning::kColumnTileMaxRows || odd_pairs);
   // 1-byte elements in rows aligned alike to 4 bytes: 4-byte words, four outputs a lane

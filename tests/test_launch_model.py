@@ -1039,6 +1039,9 @@ GAPPED_COLUMN_CASES = [
     (torch.bfloat16, (3, 4, 382, 85), 3, 1, [2], ["columns"], (88, 85)),
     (torch.bfloat16, (300, 85), 2, 1, [0], ["columns"], (1, 1)),  # rows not aligned alike
     (torch.float32, (8, 85), 3, 1, [0], ["columns"], (1, 1)),  # slabs too short to pad
+    # more rows than partial vectors take, over a span whose padding the storage holds
+    (torch.bfloat16, (3, 40, 252), 0, 2, [1], ["columns"], (2, 1)),
+    (torch.float32, (3, 40, 126), 0, 2, [1], ["columns"], (2, 1)),
 ]
 
 
@@ -1065,6 +1068,29 @@ def test_gapped_spans_read_whole_vectors_where_the_storage_goes_on():
     assert p["inner"] == 31 and p["slack"] == 0
     # The CPU's plan: not gapped, but stepped, with the same slack (cpu/sum_kernels.h).
     assert wr._C.plan(x, [0, 1])["passes"][0]["slack"] == 1
+
+
+@pytest.mark.parametrize(
+    "dtype, step, kept, launch",
+    [
+        (torch.bfloat16, 2, 252, "columns vector=8"),  # a span of 503
+        (torch.bfloat16, 3, 168, "columns vector=8"),  # 502, 2 past it
+        (torch.float32, 2, 126, "columns vector=4"),  # 251
+        (torch.float64, 2, 126, "columns vector=2"),
+    ],
+    ids=str,
+)
+def test_gapped_spans_take_the_launch_of_their_padded_span(dtype, step, kept, launch):
+    """The launch model decides on the span as it is read (ReductionPass::read_span):
+    over more rows than partial vectors take (40), a span whose padding the storage holds
+    (x[..., ::step] of rows a whole number of vectors long) takes whole vectors, one that
+    ends the storage narrower loads (an element or a 2-byte pair a lane)."""
+    x = gapped_view((3, 40, kept), dtype, "cpu", step=step)
+    (p,) = wr._C.plan(x, [1], as_cuda=True)["passes"]
+    assert p["inner"] == (kept - 1) * step + 1 and p["gaps"] == (step, 1)
+    assert p["slack"] == step - 1 and p["launch"].startswith(launch + " ")
+    (p,) = wr._C.plan(in_tight_storage(x), [1], as_cuda=True)["passes"]
+    assert p["slack"] == 0 and not p["launch"].startswith(launch + " ")
 
 
 @requires_cuda

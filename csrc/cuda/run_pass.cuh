@@ -417,8 +417,7 @@ void run_pass(const T* x, const ReductionPass& pass, Out* y, const at::Tensor& l
       // held a partial column ran its rows twice, by vectors and by elements: float32 89 x
       // 19603 x 2 x 8 of a strided last dim, over dims (0, 1), 0.69x torch.sum, H200).
       auto pad_span = [&](int64_t vec) {
-        const int64_t padded = ceil_div(pass.inner, vec) * vec;
-        if (pass.gapped() && padded - pass.inner <= pass.slack) c.inner = padded;
+        if (pass.gapped()) c.inner = pass.read_span(vec);
       };
       // A block with gaps (launch_model.h, FoldBlock) stores the positions of its outputs
       // only: their mask, in the kernel's gaps (the folded kernel reads no other gaps).
