@@ -139,6 +139,14 @@ def run(x, dim, kernel):
     check(wr.sum(x, dim, kernel=kernel), x, dim)
 
 
+def wide_row_gaps(dtype):
+    """Gapped rows whose gaps pass a sector (32 bytes after every 2 or 6 elements, the
+    rows' sectors 80-85% held): a full sum and one over the last two dims."""
+    gap = 32 // dtype.itemsize
+    for outer, width, dim in [((20011,), 2, None), ((301, 64), 6, (1, 2))]:
+        yield random_tensor(outer + (width + gap,), dtype, "cuda")[..., :width], dim
+
+
 def every_kernel(kernels, shapes=None):
     for kernel in kernels:
         start = time.monotonic()
@@ -167,6 +175,10 @@ def every_kernel(kernels, shapes=None):
                     run(x.permute(2, 1, 0), dim, kernel)  # kept dims out of order (dim 1)
                     run(x.transpose(1, 2), 0, kernel)  # a kept pair one dim in memory, reversed
                     run(x[:1].expand(3, -1, -1), dim, kernel)  # a kept dim broadcast (dim 1)
+            if fast and (not shapes or "wide-gaps" in shapes):
+                for x, dim in wide_row_gaps(dtype):
+                    run(x, dim, kernel)
+                    run(in_tight_storage(x), dim, kernel)
         torch.cuda.synchronize()
         print(f"{kernel} ({time.monotonic() - start:.1f} s): ok", flush=True)
 
@@ -225,7 +237,8 @@ if __name__ == "__main__":
         "--shapes",
         nargs="+",
         metavar="AxB",
-        help="the kernels part runs only the cases of these shapes (4099x16: a changed kernel's)",
+        help="the kernels part runs only the cases of these shapes (4099x16: a changed kernel's;"
+        " wide-gaps: the gapped rows of wide_row_gaps)",
     )
     args = parser.parse_args()
     part = args.part

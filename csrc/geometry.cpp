@@ -1,6 +1,8 @@
 #include "geometry.h"
 
 #include <algorithm>
+#include <numeric>
+#include <vector>
 
 namespace warpreduce {
 
@@ -160,6 +162,26 @@ int short_reduced_second(const Layout& layout, int64_t max_gap) {
   return -1;
 }
 
+// The per cent of a gapped row's 32-byte sectors that hold elements: `width` elements of
+// `bytes` every `period`, the least over the data's alignments (a multiple of `bytes`).
+int64_t row_sector_percent(int64_t period, int64_t width, int64_t bytes) {
+  constexpr int64_t kSector = 32;
+  const int64_t period_bytes = period * bytes;
+  const int64_t cycle = std::lcm(period_bytes, kSector);  // bytes after which it repeats
+  const int64_t sectors = cycle / kSector;
+  int64_t least = 100;
+  for (int64_t start = 0; start < kSector; start += bytes) {
+    std::vector<bool> held(sectors + 1);  // (the last one: the cycle's first again)
+    for (int64_t row = start; row < start + cycle; row += period_bytes) {
+      const int64_t first = row / kSector, last = (row + width * bytes - 1) / kSector;
+      for (int64_t s = first; s <= last; ++s) held[s % sectors] = true;
+    }
+    const int64_t count = std::count(held.begin(), held.begin() + sectors, true);
+    least = std::min(least, 100 * count / sectors);
+  }
+  return least;
+}
+
 // How the innermost reduced dim `reduced` (the last dim: rows) reads as a gapped row:
 // alone (a stride of 2 or more) or with the reduced dim above it (its rows a gap apart),
 // per `gaps`. Returns the dims the row takes (0: not gapped, 1 or 2) and sets the pass's
@@ -182,10 +204,18 @@ int gapped_row(const Layout& layout, int reduced, const Gaps& gaps, ReductionPas
     dims = 2;
   }
   // (The kernels index a span with 32-bit arithmetic.)
-  if (dims == 0 || period <= width || period - width > gaps.max_row_gap ||
-      span < gaps.min_row_span || span >= (int64_t{1} << 31)) {
+  if (dims == 0 || period <= width || span < gaps.min_row_span || span >= (int64_t{1} << 31)) {
     return 0;
   }
+  // (Wider gaps for rows a gap apart only: a strided dim alone read as a row costs
+  // instructions for its gaps, where its other plan, rows_split or rows_grouped by
+  // elements, is one pass too: Gaps says more.)
+  const bool narrow_gaps = period - width <= gaps.max_row_gap;
+  const bool few_empty_sectors =
+      dims == 2 && gaps.min_row_sector_percent > 0 &&
+      period * gaps.element_bytes <= gaps.max_wide_row_period &&
+      row_sector_percent(period, width, gaps.element_bytes) >= gaps.min_row_sector_percent;
+  if (!narrow_gaps && !few_empty_sectors) return 0;
   pass->length = span;
   pass->reduced_stride = 1;
   pass->period = period;

@@ -197,7 +197,9 @@ struct PassPlan {
 // elements.
 // - Gapped rows: a row reduction whose elements leave such gaps, a strided innermost dim
 //   (x[..., ::2]) or short rows a little apart under another reduced dim (x[..., :5] of
-//   rows of 8, summed over both), when the span is at least min_row_span elements.
+//   rows of 8, summed over both), when the span is at least min_row_span elements; rows
+//   a gap apart also where the gaps are wider but few of the span's sectors are empty
+//   (min_row_sector_percent).
 // - Gapped inner dims (columns): the kept dims under the reduced dim (or the block of a
 //   short reduced dim second) that are one dim in memory but for such gaps at the bottom,
 //   a strided innermost dim (x[..., ::2]) or short rows a little apart (x[..., :5] of rows
@@ -213,6 +215,14 @@ struct PassPlan {
 struct Gaps {
   int64_t max_row_gap = 0;  // elements; 0: no gapped rows
   int64_t min_row_span = 0;
+  // Rows a gap apart (not a strided dim alone) with wider gaps too, periods of up to
+  // max_wide_row_period bytes, where at least min_row_sector_percent of the span's 32-byte
+  // sectors hold elements (of element_bytes each) at the data's worst alignment: the
+  // span's reads then cost at most 100 / min_row_sector_percent times the sectors that the
+  // elements alone touch, where the rows' other plan is two passes. 0: none.
+  int64_t min_row_sector_percent = 0;
+  int64_t max_wide_row_period = 0;
+  int64_t element_bytes = 0;
   int64_t max_column_gap = 0;  // elements; 0: no gapped inner dims
   int64_t min_column_slab = 0;
   int64_t min_column_span = 0;

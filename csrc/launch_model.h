@@ -255,6 +255,20 @@ struct LaunchTuning {
   // sum's speed on an H200), and slabs of columns up to kSlabMaxBytes: a tile then holds
   // at least 4 slabs (bfloat16 160 x 38 x 97 x 12 over dim 2 has slabs of 2.3 KiB).
   static constexpr int64_t kRowSlabMaxBytes = 1024;
+  // Rows a gap apart (geometry.h, gapped rows) whose gaps reach past a 32-byte sector,
+  // where at least this per cent of the span's sectors hold elements, periods of up to
+  // kWideRowGapMaxPeriodBytes: one pass that reads at most 4/3 of the sectors, against
+  // short rows or slabs and a second pass over their sums. On an H200 (2026-12-01,
+  // against WARPREDUCE_NO_WIDE_ROW_GAPS=1, interleaved processes): float32 2858128 x 2 of
+  // rows of 10 summed whole (80%; seed 431's second lowest, 0.73x torch.sum) 45.9 -> 30.4
+  // us, 60000 x 64 x 6 of 14 over the last two dims (85%) 73.2 -> 58.5, 8192 x 64 x 27 of
+  // 35 (97%) 31.7 -> 27.4, bfloat16 4096 x 64 x 40 of 56 (85%) 24.2 -> 13.5, 1000000 x 4
+  // x 4 of 20 (80%) 53.4 -> 41.6, float64 4096 x 64 x 40 of 44 (90%) 36.0 -> 28.8. A
+  // strided dim alone (x[..., ::k]) lost or tied, its other plan one pass too: bfloat16
+  // 30000 x 80 of stride 17 over dim 1 31.1 -> 43.1 us, float32 8 x 65536 of stride 9 8.9
+  // -> 9.7, float32 2 x 2000000 of 9 and float64 3000000 of 5 within 1%: left out.
+  static constexpr int64_t kWideRowGapMinSectorPercent = 75;
+  static constexpr int64_t kWideRowGapMaxPeriodBytes = 1024;
   static constexpr int64_t kSlabMaxBytes = 4096;
   // A tile copies the memory between its slabs too: only where it is at most this share
   // of the tile (below a 32-byte sector it costs nothing: DRAM reads whole sectors).

@@ -532,6 +532,9 @@ SumPlan make_plan(const at::Tensor& self, at::OptionalIntArrayRef dim, bool keep
   static const bool no_gapped_rows = knob_is_set("WARPREDUCE_NO_GAPPED_ROWS");
   static const bool no_gapped_columns = knob_is_set("WARPREDUCE_NO_GAPPED_COLUMNS");
   static const bool no_padded_columns = knob_is_set("WARPREDUCE_NO_PADDED_COLUMNS");
+  // WARPREDUCE_NO_WIDE_ROW_GAPS=1: gapped rows of gaps under a sector only (LaunchTuning's
+  // kWideRowGapMinSectorPercent): a knob for measuring.
+  static const bool no_wide_row_gaps = knob_is_set("WARPREDUCE_NO_WIDE_ROW_GAPS");
   // The storage past the view's last element (a strided last dim x[..., ::2] of a tensor
   // ends one element before its storage does), which a gapped or padded first pass (CUDA
   // auto only) and, on the CPU, a stepped one (cpu/sum_kernels.h, stepped_columns) may
@@ -547,6 +550,11 @@ SumPlan make_plan(const at::Tensor& self, at::OptionalIntArrayRef dim, bool keep
     if (!no_gapped_rows) {
       gaps.max_row_gap = 31 / bytes;
       gaps.min_row_span = LaunchTuning::kRowSlabMaxBytes / bytes + 1;
+      if (!no_wide_row_gaps) {
+        gaps.min_row_sector_percent = LaunchTuning::kWideRowGapMinSectorPercent;
+        gaps.max_wide_row_period = LaunchTuning::kWideRowGapMaxPeriodBytes;
+        gaps.element_bytes = bytes;
+      }
     }
     if (!no_gapped_columns) {
       gaps.max_column_gap = 31 / bytes;

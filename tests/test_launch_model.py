@@ -923,8 +923,9 @@ def gapped_view(shape, dtype, device, *, gap=0, step=1, offset=0, fill=None):
 
 # Gapped rows (CUDA auto, geometry.h's RowGaps): (dtype, shape, gap, step, dims, the
 # launches of the passes, the first pass's (period, width)), with each limit from both
-# sides: the gap (under a 32-byte sector: 7 float32s, 15 bfloat16s), the span (over the
-# 1 KiB of the tiles of short rows).
+# sides: the gap (under a 32-byte sector: 7 float32s, 15 bfloat16s; or, rows a gap apart,
+# wider where 75% of the span's sectors hold elements), the span (over the 1 KiB of the
+# tiles of short rows).
 GAPPED_CASES = [
     # strided last dims: x[..., ::step]
     (torch.float32, (4096, 1024), 0, 2, [1], ["rows_grouped"], (2, 1)),
@@ -939,16 +940,22 @@ GAPPED_CASES = [
     (torch.float32, (512, 64, 27), 5, 1, [1, 2], ["rows_split"], (32, 27)),
     (torch.float32, (64, 2, 27), 5, 1, [0, 1, 2], ["rows_split"], (32, 27)),
     (torch.float32, (8192, 64, 27), 7, 1, [1, 2], ["rows_grouped"], (34, 27)),
-    (torch.float32, (8192, 64, 27), 8, 1, [1, 2], ["slabs", "rows_vectors"], (1, 1)),
+    # ... gaps of a sector and more where 75% of the sectors hold elements, periods up
+    # to 1 KiB
+    (torch.float32, (8192, 64, 27), 8, 1, [1, 2], ["rows_grouped"], (35, 27)),  # 97%
+    (torch.float32, (8192, 64, 4), 8, 1, [1, 2], ["rows_short", "rows_vectors"], (1, 1)),  # 66%
+    (torch.float32, (2858128, 2), 8, 1, [0, 1], ["rows_split"], (10, 2)),  # 80%
+    (torch.float32, (512, 64, 248), 8, 1, [1, 2], ["rows_split"], (256, 248)),  # 1024 bytes
+    (torch.float32, (512, 64, 249), 8, 1, [1, 2], ["slabs", "rows_vectors"], (1, 1)),  # 1028
     (torch.float32, (8192, 9, 27), 5, 1, [1, 2], ["rows_grouped"], (32, 27)),  # 283 long
     (torch.float32, (8192, 8, 27), 5, 1, [1, 2], ["slabs", "rows_vectors"], (1, 1)),  # 251
     (torch.float32, (8192, 4, 27), 5, 1, [1, 2], ["slabs", "rows_vectors"], (1, 1)),
     (torch.float32, (8192, 64, 27), 5, 1, [2], ["slabs"], (1, 1)),  # one reduced dim
     (torch.float32, (16, 64, 48, 27), 5, 1, [0, 2, 3], ["rows_split", "columns"], (32, 27)),
     (torch.bfloat16, (4096, 64, 40), 15, 1, [1, 2], ["rows_grouped"], (55, 40)),
-    (torch.bfloat16, (4096, 64, 40), 16, 1, [1, 2], ["slabs", "rows_vectors"], (1, 1)),
+    (torch.bfloat16, (4096, 64, 40), 16, 1, [1, 2], ["rows_grouped"], (56, 40)),  # 85%
     (torch.float64, (4096, 64, 40), 3, 1, [1, 2], ["rows_grouped"], (43, 40)),
-    (torch.float64, (4096, 64, 40), 4, 1, [1, 2], ["slabs", "rows_vectors"], (1, 1)),
+    (torch.float64, (4096, 64, 40), 4, 1, [1, 2], ["rows_grouped"], (44, 40)),  # 90%
     (torch.int8, (4096, 64, 40), 31, 1, [1, 2], ["rows_grouped"], (71, 40)),
 ]
 
