@@ -28,6 +28,12 @@ CASES = {
     "bf16-cols-8": Case((8, 2**24), 0, "bfloat16"),
     "f32-cols-64k": Case((2**16, 128), 0),
     "bf16-cols-32": Case((32, 2**20), 0, "bfloat16"),
+    # shifted vectors under 39 rows an odd number of elements apart (seed 431, 0.51 of
+    # the roofline)
+    "bf16-shifted-39": Case((146, 39, 16215), 1, "bfloat16"),
+    # a short reduced dim whose int64 outputs outweigh the input (seed 439, 0.36x
+    # torch.compile)
+    "i8-shifted-6": Case((6, 3, 6, 477873), 2, "int8"),
 }
 
 args = sys.argv[1:]

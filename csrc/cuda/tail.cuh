@@ -23,17 +23,21 @@
 
 namespace warpreduce {
 
-// How a block, having stored its partial sum, takes its ticket and learns whether it is
-// the last: its partial must be visible before its ticket (release), and the last block
-// must see every partial (acquire). One acquire-release atomic does both
-// (MEMBAR.ALL.GPU, ATOM, CCTL.IVALL on sm_90); against the classic threadFenceReduction
-// form (__threadfence() before the atomic and in the last block, each a sequentially
-// consistent MEMBAR.SC.GPU) it took 0.2-0.4 us off a call from 2^20 to 2^24 elements in
-// two tuning runs on an H200. The block's other threads' stores are ordered before it by
-// a __syncthreads() (the release is cumulative).
-__device__ __forceinline__ bool is_last_block(unsigned* ticket, unsigned blocks) {
+// How a block, having stored its partial sum, takes its ticket (the tickets taken before
+// it) and learns whether it is the last: its partial must be visible before its ticket
+// (release), and the last block must see every partial (acquire). One acquire-release
+// atomic does both (MEMBAR.ALL.GPU, ATOM, CCTL.IVALL on sm_90); against the classic
+// threadFenceReduction form (__threadfence() before the atomic and in the last block, each
+// a sequentially consistent MEMBAR.SC.GPU) it took 0.2-0.4 us off a call from 2^20 to 2^24
+// elements in two tuning runs on an H200. The block's other threads' stores are ordered
+// before it by a __syncthreads() (the release is cumulative).
+__device__ __forceinline__ unsigned take_ticket(unsigned* ticket) {
   cuda::atomic_ref<unsigned, cuda::thread_scope_device> t(*ticket);
-  return t.fetch_add(1u, cuda::memory_order_acq_rel) == blocks - 1;
+  return t.fetch_add(1u, cuda::memory_order_acq_rel);
+}
+
+__device__ __forceinline__ bool is_last_block(unsigned* ticket, unsigned blocks) {
+  return take_ticket(ticket) == blocks - 1;
 }
 
 // One pass over carries ([outer..., reduced, inner], contiguous scratch), as the tail's
@@ -125,11 +129,11 @@ __device__ __forceinline__ void run_tail_if_last(const TailPass<Carry, Out>& t) 
   const unsigned blocks = min(t.blocks, grid);
   __syncthreads();  // the block's outputs are stored before thread 0 releases them
   if (threadIdx.x == 0) {
-    cuda::atomic_ref<unsigned, cuda::thread_scope_device> ticket(*t.ticket);
-    const unsigned taken = ticket.fetch_add(1u, cuda::memory_order_acq_rel);
+    const unsigned taken = take_ticket(t.ticket);
     place = taken + blocks >= grid ? taken + blocks - grid : kNone;
     if (place != kNone && taken + 1 < grid) {
       // Every block's outputs, before this block reads them.
+      cuda::atomic_ref<unsigned, cuda::thread_scope_device> ticket(*t.ticket);
       while (ticket.load(cuda::memory_order_acquire) < grid) __nanosleep(100);
     }
   }
