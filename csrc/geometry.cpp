@@ -164,13 +164,18 @@ int short_reduced_second(const Layout& layout, int64_t max_gap) {
 
 // The per cent of a gapped row's 32-byte sectors that hold elements: `width` elements of
 // `bytes` every `period`, the least over the data's alignments (a multiple of `bytes`).
+// Starts a period or a sector apart hold the same share of the cycle, so the alignments
+// mod gcd(period bytes, 32) are all there is to try: the same share for every period of
+// up to 1 KiB, width and element size (each compared, 2026-12-02), where trying all 32
+// took 173 us for int8 rows 1023 bytes apart (2.9 us so; timed alone, the dev machine).
 int64_t row_sector_percent(int64_t period, int64_t width, int64_t bytes) {
   constexpr int64_t kSector = 32;
   const int64_t period_bytes = period * bytes;
   const int64_t cycle = std::lcm(period_bytes, kSector);  // bytes after which it repeats
   const int64_t sectors = cycle / kSector;
+  const int64_t alignments = std::gcd(period_bytes, kSector);
   int64_t least = 100;
-  for (int64_t start = 0; start < kSector; start += bytes) {
+  for (int64_t start = 0; start < alignments; start += bytes) {
     std::vector<bool> held(sectors + 1);  // (the last one: the cycle's first again)
     for (int64_t row = start; row < start + cycle; row += period_bytes) {
       const int64_t first = row / kSector, last = (row + width * bytes - 1) / kSector;
@@ -212,7 +217,7 @@ int gapped_row(const Layout& layout, int reduced, const Gaps& gaps, ReductionPas
   // elements, is one pass too: Gaps says more.)
   const bool narrow_gaps = period - width <= gaps.max_row_gap;
   const bool few_empty_sectors =
-      dims == 2 && gaps.min_row_sector_percent > 0 &&
+      !narrow_gaps && dims == 2 && gaps.min_row_sector_percent > 0 &&
       period * gaps.element_bytes <= gaps.max_wide_row_period &&
       row_sector_percent(period, width, gaps.element_bytes) >= gaps.min_row_sector_percent;
   if (!narrow_gaps && !few_empty_sectors) return 0;

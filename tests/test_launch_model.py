@@ -957,6 +957,8 @@ GAPPED_CASES = [
     (torch.float64, (4096, 64, 40), 3, 1, [1, 2], ["rows_grouped"], (43, 40)),
     (torch.float64, (4096, 64, 40), 4, 1, [1, 2], ["rows_grouped"], (44, 40)),  # 90%
     (torch.int8, (4096, 64, 40), 31, 1, [1, 2], ["rows_grouped"], (71, 40)),
+    (torch.int8, (8, 64, 990), 33, 1, [1, 2], ["rows_split"], (1023, 990)),  # an odd period
+    (torch.int8, (512, 64, 8), 40, 1, [1, 2], ["rows_short", "rows_vectors"], (1, 1)),  # 33%
 ]
 
 
