@@ -175,13 +175,14 @@ int64_t row_sector_percent(int64_t period, int64_t width, int64_t bytes) {
   const int64_t sectors = cycle / kSector;
   const int64_t alignments = std::gcd(period_bytes, kSector);
   int64_t least = 100;
+  std::vector<bool> held(sectors);  // a sector past the cycle is its first again
   for (int64_t start = 0; start < alignments; start += bytes) {
-    std::vector<bool> held(sectors + 1);  // (the last one: the cycle's first again)
+    std::fill(held.begin(), held.end(), false);
     for (int64_t row = start; row < start + cycle; row += period_bytes) {
       const int64_t first = row / kSector, last = (row + width * bytes - 1) / kSector;
       for (int64_t s = first; s <= last; ++s) held[s % sectors] = true;
     }
-    const int64_t count = std::count(held.begin(), held.begin() + sectors, true);
+    const int64_t count = std::count(held.begin(), held.end(), true);
     least = std::min(least, 100 * count / sectors);
   }
   return least;
