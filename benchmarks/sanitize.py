@@ -99,6 +99,10 @@ AUTO_CASES = [  # every launch of the launch model (csrc/launch_model.h)
     ((256, 3, 12), None),
     ((64, 512, 20), (0, 2)),
     ((3, 23, 2, 8, 251), (0, 2, 4)),
+    # columns whose rows share sectors, loaded through L1 (cached): rows one vector wide,
+    # 16 bytes apart for float32; 48 bytes apart, three vectors
+    ((4097, 6, 4), 1),
+    ((2053, 5, 12), 1),
 ]
 DTYPES = (torch.float32, torch.int8, torch.bfloat16)  # every kernel
 # auto's kernels are instantiated per dtype, with vectors of 16 bytes: 2 to 16 lanes.

@@ -570,6 +570,32 @@ Launch columns_launch(const ReductionPass& pass, const ElementShape& element,
                 : shifted && !byte_words ? ColumnLoad::kShifted
                 : elements               ? ColumnLoad::kElements
                                          : ColumnLoad::kVectors;
+  // Rows of whole 16-byte vectors that share 32-byte sectors (rows a vector apart, or
+  // three: a row's last sector holds the next row's first elements): the vector loads
+  // that skip L1 (columns.cuh, load_streaming) fetch such a sector from L2 once for every
+  // row it holds, loads through L1 once (the rows after the first find it there). Nsight
+  // Compute, float32 1044119 x 7 x 2 x 4 over dims (1, 2) (rows 16 bytes apart): L1 hit
+  // rate 0%, 1.85x torch.sum's L2 sectors, L2 the limit. On an H200 (2026-12-02 06:52, against WARPREDUCE_NO_CACHED_COLUMNS=1,
+  // two rounds): float32 1000000 x 8 x 4 over dim 1 62.9 -> 46.3 us (torch.sum 46.1),
+  // 1044119 x 7 x 2 x 4 113.9 -> 82.2 (81.4), 300000 x 40 x 4 103.2 -> 84.0 (80.0), 6 x
+  // 39132 x 16 x 4 over dims (2, 0) 41.0 -> 31.9 (26.3), bfloat16 1000000 x 16 x 8 118.8
+  // -> 101.0 (87.9), float64 1000000 x 8 x 2 53.6 -> 46.0 (45.0), int8 4000000 x 9 x 16
+  // 659.9 -> 544.4, float16 3000000 x 3 x 8 (lean) 56.3 -> 50.4, bfloat16 2000000 x 4 x 8
+  // 51.1 -> 42.7; rows 48 bytes apart, float32 1000000 x 5 x 12 88.1 -> 76.9, bfloat16
+  // 1000000 x 6 x 24 109.1 -> 99.3; none lost (rows 64 bytes apart, not cached,
+  // unchanged). (torch.sum reads such columns with plain loads: its L1 hit rate there is
+  // 51%.) Exact sums read them as whole vectors (run_pass.cuh). 4-byte words of 1- and
+  // 2-byte elements (rows 4-12 bytes apart) were not measured: where slabs fit they take
+  // those.
+  // WARPREDUCE_NO_CACHED_COLUMNS=1 leaves them out: a knob for measuring.
+  static const bool no_cached = knob_is_set("WARPREDUCE_NO_CACHED_COLUMNS");
+  const int64_t row_bytes = pass.reduced_stride * bytes;
+  const bool rows_share_sectors =
+      row_bytes < Tuning::kColumnCachedMaxRowBytes && (row_bytes < 32 || row_bytes % 32 != 0);
+  if (!no_cached && launch.load == ColumnLoad::kVectors && launch.vector * bytes == 16 &&
+      rows_share_sectors) {
+    launch.load = ColumnLoad::kCached;
+  }
   const int64_t columns = ceil_div(pass.inner, launch.vector);  // of vectors, an outer slice
   const int64_t rows_per_lane =
       vectors && !byte_words ? Tuning::kColumnRowsPerLane : Tuning::kColumnRowsPerLaneScalar;
@@ -794,6 +820,7 @@ std::string Launch::describe() const {
         << (load == ColumnLoad::kShifted    ? " shifted"
             : load == ColumnLoad::kElements ? " elements"
             : load == ColumnLoad::kPhased   ? " phased"
+            : load == ColumnLoad::kCached   ? " cached"
                                             : "")
         << " tx=" << tx << " ty=" << ty << (flat ? " flat" : "")
         << (outer_first ? " outer_first" : "");

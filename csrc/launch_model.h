@@ -107,8 +107,11 @@ bool knob_is_set(const char* name);
 // 2-byte elements); the vector's elements one by one (rows not aligned alike, 4- and
 // 8-byte elements); or whole aligned vectors of folded rows (Launch::fold), a kernel of
 // their own; or phased: whole aligned vectors of rows not aligned alike, each lane's rows
-// shifted alike, its sums rotated into place at the end (columns.cuh, place_phased).
-enum class ColumnLoad { kVectors, kShifted, kElements, kFolded, kPhased };
+// shifted alike, its sums rotated into place at the end (columns.cuh, place_phased); or
+// cached: whole aligned 16-byte vectors as kVectors, through L1, where a column's rows
+// share sectors, so that the rows after the first find them there (launch_model.cpp,
+// columns_launch, has what that gained).
+enum class ColumnLoad { kVectors, kShifted, kElements, kFolded, kPhased, kCached };
 
 struct Launch {
   LaunchKind kind = LaunchKind::kRowsSplit;
@@ -365,6 +368,10 @@ struct LaunchTuning {
   // registers: 1-byte elements' 16 int64 sums spilled 250-520 bytes at the lean kernel's
   // 40 registers (ptxas); 32 bytes (8 float sums of 16-bit elements) spilled up to 16.
   static constexpr int64_t kColumnLeanMaxSumBytes = 32;
+  // Column loads through L1 (ColumnLoad::kCached) where a column's rows are under this
+  // many bytes apart and share sectors: 16 or 48 (launch_model.cpp: both gained, on
+  // every shape measured; 80 and 112, which share fewer, not measured alone).
+  static constexpr int64_t kColumnCachedMaxRowBytes = 64;
   static constexpr unsigned kColumnThreads = 512;
   // A permuted result's innermost dim stays apart from the kept dims below it in memory
   // (outer-first columns store along it) unless those hold fewer than this many bytes
@@ -423,8 +430,8 @@ constexpr bool lean_column_lanes(int64_t vector, int64_t bytes, int64_t acc_byte
                                  ColumnLoad load) {
   return vector > 1 && vector * bytes >= 8 && acc_bytes > 0 &&
          vector * acc_bytes <= LaunchTuning::kColumnLeanMaxSumBytes &&
-         (load == ColumnLoad::kVectors || load == ColumnLoad::kShifted ||
-          (load == ColumnLoad::kElements && vector <= 2));
+         (load == ColumnLoad::kVectors || load == ColumnLoad::kCached ||
+          load == ColumnLoad::kShifted || (load == ColumnLoad::kElements && vector <= 2));
 }
 // The rows a lean lane has in flight: half the general kernel's, so that its registers
 // leave three blocks an SM; a reduced dim of at most these many rows takes it.

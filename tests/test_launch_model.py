@@ -1697,7 +1697,7 @@ def test_slices_only_over_whole_vectors_whose_rows_run_up():
     assert (p["length"], p["slices"], p["launch"]) == (
         2,
         (2, 4328),
-        "columns vector=4 tx=512 ty=1 flat",
+        "columns vector=4 cached tx=512 ty=1 flat",  # rows 16 bytes apart
     )
     # Rows of 4 bfloat16s are half a vector: no slices, two passes.
     passes = wr._C.plan(make(shape, "contiguous", torch.bfloat16, "cpu"), dims, as_cuda=True)[
@@ -1779,7 +1779,7 @@ WARP_STORE_CASES = [
     ((24, 4096), "contiguous", [0], "columns vector=16 tx=256 ty=2 "),  # ty 2: lane by lane
     ((5, 65536), "contiguous", [0], "columns vector=16 tx=512 ty=1 flat"),
     ((3, 6, 4000), "contiguous", [1], "columns vector=16 tx=512 ty=1 flat"),  # warps across slices
-    ((3000, 5, 48), "contiguous", [1], "columns vector=16 tx=512 ty=1 flat"),  # 3 a slice
+    ((3000, 5, 48), "contiguous", [1], "columns vector=16 cached tx=512 ty=1 flat"),  # 3 a slice
     # a partial last column in each slice
     ((3, 6, 4008), "contiguous", [1], "columns vector=16 shifted tx=512 ty=1 flat"),
     ((7, 20000), "offset", [0], "columns vector=16 shifted tx=512 ty=1 flat"),
@@ -1879,6 +1879,48 @@ def test_tiles_at_once_cover_every_load(layout):
 def test_tiles_at_once_sum_like_torch_sum(dtype, rows, layout):
     x = at_once_input(dtype, rows, layout, "cuda")
     assert_kernels_sum_like_torch_sum(x, [1])
+
+
+# Columns read through L1 (ColumnLoad::kCached): whole 16-byte vectors whose rows lie
+# under kColumnCachedMaxRowBytes (64) apart and share sectors (16 or 48 bytes apart).
+# (dtype, shape, layout, dims, cached or not.)
+CACHED_CASES = [
+    (torch.float32, (4099, 8, 4), "contiguous", [1], True),  # rows 16 bytes apart
+    (torch.float32, (4099, 5, 12), "contiguous", [1], True),  # 48
+    (torch.float32, (4099, 3, 20), "contiguous", [1], False),  # 80: past the limit
+    (torch.float32, (4099, 8, 8), "contiguous", [1], False),  # 32: a sector each
+    (torch.float32, (4099, 4, 16), "contiguous", [1], False),  # 64: two each
+    (torch.float32, (4099, 4, 16), "offset", [1], False),  # not whole vectors: slabs
+    (torch.float32, (65, 4099, 4), "contiguous", [1], True),  # a long reduced dim
+    (torch.float32, (7, 257, 16, 4), "contiguous", [2, 0], True),  # slices of rows
+    (torch.float32, (1025, 3, 4), "contiguous", [1], True),  # lean
+    (torch.bfloat16, (4099, 16, 8), "contiguous", [1], True),
+    (torch.bfloat16, (4099, 6, 24), "contiguous", [1], True),
+    (torch.float64, (4099, 8, 2), "contiguous", [1], True),
+    (torch.int8, (4099, 9, 16), "contiguous", [1], True),
+    (torch.int8, (4099, 12, 4), "contiguous", [1], False),  # 4-byte words: slabs
+    (torch.int8, (64, 3000, 4), "contiguous", [1], False),  # 4-byte words: not cached
+    (torch.float32, (4099, 8, 5), "contiguous", [1], False),  # rows not aligned alike
+]
+
+
+@pytest.mark.parametrize("dtype,shape,layout,dims,cached", CACHED_CASES, ids=str)
+def test_columns_whose_rows_share_sectors_load_through_l1(dtype, shape, layout, dims, cached):
+    x = make(shape, layout, dtype, "cpu", data=unfilled)
+    (p,) = wr._C.plan(x, dims, as_cuda=True)["passes"]
+    assert p["launch"].startswith("columns ") or not cached, p["launch"]
+    assert (" cached " in p["launch"]) == cached, p["launch"]
+
+
+@requires_cuda
+@pytest.mark.parametrize("dtype", DTYPES, ids=str)
+@pytest.mark.parametrize("case", CACHED_CASES, ids=str)
+def test_cached_columns_sum_like_torch_sum(dtype, case):
+    _, shape, layout, dims, _ = case
+    x = make(shape, layout, dtype, "cuda")
+    assert_kernels_sum_like_torch_sum(x, dims)
+    y = x[1:]  # another alignment of the outer slices
+    assert_kernels_sum_like_torch_sum(y, dims)
 
 
 # Lean columns (Launch::lean): flat columns with one lane down a reduced dim of at most

@@ -186,6 +186,10 @@ struct Loaded {
   __device__ __forceinline__ static Loaded load(const T* p) {
     return {load_streaming(reinterpret_cast<const Raw*>(p))};
   }
+  // The same through L1 (ColumnLoad::kCached): a column's rows closer than a sector.
+  __device__ __forceinline__ static Loaded load_cached(const T* p) {
+    return {__ldg(reinterpret_cast<const Raw*>(p))};
+  }
   // The first `valid` elements from p one by one (the rest zero): a column past the last
   // whole vector of an outer slice, or one at the edge of the data.
   __device__ __forceinline__ static Loaded load_elements(const T* p, int valid) {
@@ -618,6 +622,7 @@ __device__ __forceinline__ Loaded<T, kVec> load_column_row(const T* p, int valid
   } else {
     if (!whole || kLoad == ColumnLoad::kElements) return Load::load_elements(p, valid);
     if constexpr (kLoad == ColumnLoad::kShifted) return Load::load_shifted(p);
+    if constexpr (kLoad == ColumnLoad::kCached) return Load::load_cached(p);
     return Load::load(p);
   }
 }
@@ -866,6 +871,8 @@ __device__ __forceinline__ void columns_body(const Columns<T>& c, const ColumnTi
           sum_rows([&](const T* p) { return Load::load_elements(p, valid); });
         } else if constexpr (kShifted) {
           sum_rows([](const T* p) { return Load::load_shifted(p); });
+        } else if constexpr (kLoad == ColumnLoad::kCached) {
+          sum_rows([](const T* p) { return Load::load_cached(p); });
         } else {
           sum_rows([](const T* p) { return Load::load(p); });
         }

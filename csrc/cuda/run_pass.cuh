@@ -468,11 +468,18 @@ void run_pass(const T* x, const ReductionPass& pass, Out* y, const at::Tensor& l
           if (launch.load == ColumnLoad::kPhased)
             return launch_columns<T, Out, kVec, ColumnLoad::kPhased>(c, launch, y, like, policy);
         }
+        // Cached vectors: auto's passes only (16-byte vectors: launch_model.cpp).
+        if constexpr (!P::kExact) {
+          if (launch.load == ColumnLoad::kCached)
+            return launch_columns<T, Out, kVec, ColumnLoad::kCached>(c, launch, y, like, policy);
+        }
         if constexpr (sizeof(T) >= LaunchTuning::kColumnFoldMinBytes) {
           if (launch.load == ColumnLoad::kFolded)
             return launch_columns<T, Out, kVec, ColumnLoad::kFolded>(c, launch, y, like, policy);
         }
-        TORCH_INTERNAL_ASSERT(launch.load == ColumnLoad::kVectors,
+        // (Exact sums read cached columns as whole vectors: no kernels of their own.)
+        TORCH_INTERNAL_ASSERT(launch.load == ColumnLoad::kVectors ||
+                                  (P::kExact && launch.load == ColumnLoad::kCached),
                               "warpreduce: ", launch.describe(), " of ", sizeof(T),
                               "-byte elements");
         launch_columns<T, Out, kVec, ColumnLoad::kVectors>(c, launch, y, like, policy);
