@@ -575,8 +575,8 @@ Launch columns_launch(const ReductionPass& pass, const ElementShape& element,
   // that skip L1 (columns.cuh, load_streaming) fetch such a sector from L2 once for every
   // row it holds, loads through L1 once (the rows after the first find it there). Nsight
   // Compute, float32 1044119 x 7 x 2 x 4 over dims (1, 2) (rows 16 bytes apart): L1 hit
-  // rate 0%, 1.85x torch.sum's L2 sectors, L2 the limit. On an H200 (2026-12-02 06:52, against WARPREDUCE_NO_CACHED_COLUMNS=1,
-  // two rounds): float32 1000000 x 8 x 4 over dim 1 62.9 -> 46.3 us (torch.sum 46.1),
+  // rate 0%, 1.85x torch.sum's L2 sectors, L2 the limit. On an H200 (2026-12-02 06:52,
+  // against WARPREDUCE_NO_CACHED_COLUMNS=1, two rounds): float32 1000000 x 8 x 4 over dim 1 62.9 -> 46.3 us (torch.sum 46.1),
   // 1044119 x 7 x 2 x 4 113.9 -> 82.2 (81.4), 300000 x 40 x 4 103.2 -> 84.0 (80.0), 6 x
   // 39132 x 16 x 4 over dims (2, 0) 41.0 -> 31.9 (26.3), bfloat16 1000000 x 16 x 8 118.8
   // -> 101.0 (87.9), float64 1000000 x 8 x 2 53.6 -> 46.0 (45.0), int8 4000000 x 9 x 16
