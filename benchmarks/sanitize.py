@@ -35,6 +35,7 @@ AUTO_CASES = [  # every launch of the launch model (csrc/launch_model.h)
     ((4099, 9), 1),  # slabs: tiles of short rows
     ((41, 100, 6), 2),  # short rows: stepped, out of order, broadcast (below)
     ((4097, 4, 3), 1),  # slabs: a small reduced extent above a small inner one
+    ((4099, 3, 8), 1),  # sliced: narrow partial columns (rows 8 apart, 7 wide)
     ((4096, 8), 1),  # rows of whole vectors
     ((3000, 301), 1),  # rows a warp each
     ((5, 300003), 1),  # split rows

@@ -329,6 +329,30 @@ Launch columns_launch(const ReductionPass& pass, const ElementShape& element,
   const bool rare_partials =
       pass.outer_size == 1 || pass.inner >= Tuning::kColumnRarePartialVectors * lanes;
   const bool long_partial = enough_vectors && aligned && rare_partials;
+  // Fewer vectors than that, the last partial, in rows aligned alike (x[..., :5] of rows
+  // of 8 floats: the gap after each row is storage), under a reduced dim short enough for
+  // the lean kernel (auto's): vectors too, whose partial ones the lean kernel reads whole
+  // where they lie within the data (columns.cuh, whole_column_reads: a lane's positions
+  // past the row are read, never stored), so that a warp reads the rows' sectors and no
+  // more, rather than tiles of a slab a segment. Only where the slabs lie far apart
+  // (slabs_close: a tile then copies a slab a segment) and for 4- and 8-byte elements
+  // (2-byte far slabs take far_slab_columns, below). On an H200 (2026-12-02 13:41,
+  // against WARPREDUCE_NO_NARROW_PARTIALS=1, two rounds): float32 x[:, :2, :5] of N x 4 x
+  // 8 (seed 461's lowest, 0.54x torch.sum) 71.0 -> 39.2 us (torch.sum 37.9), x[:, :3, :6]
+  // of N x 8 x 8 54.2 -> 37.5, x[:, :4, :7] of N x 12 x 8 35.9 -> 28.7, x[:, :3, :2] of
+  // N x 8 x 4 80.7 -> 37.4, x[:, :2, :13] of N x 6 x 16 97.7 -> 71.9, float64 x[:, :2,
+  // :3] of N x 4 x 4 54.6 -> 37.4, int32 x[:, :2, :5] of N x 4 x 8 73.9 -> 48.2. Slabs
+  // close together lost that way (13:31, a draft without that limit): float32 x[..., :9]
+  // of N x 2 x 12 44.0 -> 57.2 us, x[..., :5] of N x 3 x 8 27.4 -> 31.9, float64 x[...,
+  // :3] of N x 3 x 4 65.4 -> 73.1; and 2-byte ones in tiles at once, bfloat16 x[..., :13]
+  // of N x 2 x 16 71.2 -> 124.3. WARPREDUCE_NO_NARROW_PARTIALS=1 leaves them out: a knob
+  // for measuring.
+  static const bool no_narrow_partials = knob_is_set("WARPREDUCE_NO_NARROW_PARTIALS");
+  const bool narrow_partial =
+      !no_narrow_partials && contiguous && aligned && !whole && !enough_vectors && !pass.gapped() &&
+      !sliced && bytes >= 4 && !(slabs_fit(pass, bytes) && slabs_close(pass, bytes)) &&
+      lean_column_lanes(lanes, bytes, element.acc_bytes, ColumnLoad::kVectors) &&
+      pass.length <= lean_column_rows(lanes, bytes, ColumnLoad::kVectors);
   // Past kColumnMaxShiftedRows rows, 2-byte elements in rows aligned alike to 4 bytes read
   // 4-byte pairs instead (below; launch_model.h has the measurement).
   // Reduced dims of 2-byte elements up to twice that long that pairs cannot read either
@@ -361,7 +385,14 @@ Launch columns_launch(const ReductionPass& pass, const ElementShape& element,
   // (8 phases: 25-44 rows a lane), those that lost 62-113 (8-14). With both limits, on
   // fresh seeds 379 and 383 (the same A/B, 16:26): 11 shapes, 0.75-1.49x, geomean 1.11
   // (bfloat16 61 x 112 x 59 x 4 x 82 offset over dim 0, one phase, 140.6 -> 94.3 us;
-  // 2 x 6 x 61 x 26651 expanded, 13.9 -> 18.5, slower).
+  // 2 x 6 x 61 x 26651 expanded, 13.9 -> 18.5, slower). The rows a lane keeps, 24 then,
+  // are 12 since seed 457's lowest (bfloat16 144 x 243231 over dim 0, 18 rows a lane, an
+  // element a lane: 0.64x torch.sum): wide 2-byte shapes of 12-23 rows a lane, many
+  // columns (no split), on an H200 (2026-12-02 13:31-13:41, against 24, two rounds):
+  // bfloat16 144 x 243231 42.4 -> 31.4 us (0.65 -> 0.86x torch.sum), float16 160 x 3 x
+  // 70001 37.7 -> 31.0, bfloat16 120 x 120000 offset 16.8 -> 14.5, 190 x 200003 35.5 ->
+  // 33.4, 130 x 17001 13.9 -> 12.9, float64 40 x 3 x 100001 (8-byte: 2 phases, past 32
+  // rows) 35.2 -> 30.8; 100 x 300001 tied (35.6, 35.3), 96 x 250001 lost 24.7 -> 25.4.
   // WARPREDUCE_NO_PHASED=1 leaves them out: a knob for measuring.
   static const bool no_phased = knob_is_set("WARPREDUCE_NO_PHASED");
   const int64_t phases = 16 / std::gcd(pass.reduced_stride * bytes, int64_t{16});
@@ -402,7 +433,8 @@ Launch columns_launch(const ReductionPass& pass, const ElementShape& element,
       bytes == 4 ? Tuning::kColumnMaxElementsRows : Tuning::kColumnMaxUnalignedRows;
   const bool elements = !phased && !no_elements && enough_vectors && rows <= element_rows &&
                         !aligned && bytes >= Tuning::kColumnElementsMinBytes;
-  const bool vectors = whole || (wide && aligned) || long_partial || shifted || elements || phased;
+  const bool vectors =
+      whole || (wide && aligned) || long_partial || narrow_partial || shifted || elements || phased;
   // 2-byte elements under longer reduced dims, rows an even number of elements apart but
   // not aligned alike to 16 bytes: 4-byte loads, two outputs a lane, rather than an
   // element a lane. WARPREDUCE_NO_PAIRS=1 leaves them out: a knob for measuring.

@@ -328,8 +328,8 @@ struct LaunchTuning {
   // columns split over blocks).
   static constexpr int64_t kColumnPhasedMinVectors = 2048;
   // ... where a lane has at least this many rows with the fewest lanes down a column
-  // (the rows' phases; launch_model.cpp has the measurement).
-  static constexpr int64_t kColumnPhasedRowsPerLane = 24;
+  // (the rows' phases; launch_model.cpp has the measurements: 24 first, 12 since).
+  static constexpr int64_t kColumnPhasedRowsPerLane = 12;
   // Folded columns (Launch::fold) for elements of at least this many bytes: int8 2 x
   // 4428784 over dim 1 (transposed) took 31.9 us folded, 16 wide integer accumulators a
   // lane, and 16.8 us an element a lane (H200, seed 41).

@@ -233,7 +233,7 @@ def test_column_elements(shape, layout, dims, dtype):
     (p,) = wr._C.plan(x, dims)["passes"]
     assert p["launch"].startswith(f"columns vector={16 // x.element_size()} elements ")
     # A longer reduced dim: an element a lane, 32 rows in flight; 8-byte elements phased
-    # where a lane keeps 24 rows with one down a column for each phase.
+    # where a lane keeps 12 rows with one down a column for each phase.
     most = 64 if x.element_size() == 4 else 32
     for rows in (most, most + 1, 48, 49):
         longer = list(shape)
@@ -242,7 +242,7 @@ def test_column_elements(shape, layout, dims, dtype):
         phases = 16 // math.gcd(x.stride(dims[0]) * x.element_size(), 16)
         if rows <= most:
             launch = f"{16 // x.element_size()} elements"
-        elif x.element_size() == 8 and rows >= 24 * phases:
+        elif x.element_size() == 8 and rows >= 12 * phases:
             launch = "2 phased"
         else:
             launch = "1"
@@ -538,7 +538,7 @@ def test_odd_pairs_by_outputs_sum_like_torch_sum(shape, launch, dtype):
 # rotated into place at the end and the part that belongs to the column before handed
 # over (columns.cuh, place_phased); for 8-byte elements, and 2-byte ones that pairs cannot
 # read (rows an odd number apart, or data off 4 bytes) under inner dims of 2048 vectors
-# and more; where a lane keeps 24 rows with a lane down a column for each phase. (shape,
+# and more; where a lane keeps 12 rows with a lane down a column for each phase. (shape,
 # layout, dims, the element sizes that take them.)
 PHASED_CASES = [
     ((193, 16385), "contiguous", [0], {2, 8}),  # an odd stride: 8 and 2 phases
@@ -588,13 +588,13 @@ def test_rows_not_aligned_alike_take_phased_columns(shape, layout, dims, sizes, 
     assert ty % phases == 0 and ty >= 2, launch
 
 
-def test_phased_columns_from_24_rows_a_phase_and_2048_vectors():
+def test_phased_columns_from_12_rows_a_phase_and_2048_vectors():
     for dtype, shape, layout, phased in [
-        (torch.bfloat16, (191, 16385), "contiguous", False),  # 8 phases: 192 rows
-        (torch.bfloat16, (192, 16385), "contiguous", True),
+        (torch.bfloat16, (95, 16385), "contiguous", False),  # 8 phases: 96 rows
+        (torch.bfloat16, (96, 16385), "contiguous", True),
         (torch.bfloat16, (192, 16383), "contiguous", False),  # 2047 vectors and a part
-        (torch.float64, (47, 16385), "contiguous", False),  # 2 phases: 48 rows
-        (torch.float64, (48, 16385), "contiguous", True),
+        (torch.float64, (32, 16385), "contiguous", False),  # by elements up to 32 rows
+        (torch.float64, (33, 16385), "contiguous", True),
         (torch.float64, (32, 1000), "aligned_rows", False),  # 1 phase: past 32 rows
         (torch.float64, (33, 1000), "aligned_rows", True),
     ]:
@@ -1921,6 +1921,82 @@ def test_cached_columns_sum_like_torch_sum(dtype, case):
     assert_kernels_sum_like_torch_sum(x, dims)
     y = x[1:]  # another alignment of the outer slices
     assert_kernels_sum_like_torch_sum(y, dims)
+
+
+# Narrow partial columns: an inner dim of fewer than 4 vectors, the last partial, in rows
+# aligned alike, 4- and 8-byte elements, under a reduced dim of at most 4 rows (the lean
+# kernel's) whose slabs lie far apart (x[:, :2, :5] of an N x 4 x 8 tensor): vector
+# columns, the partial vector read whole, rather than slabs a segment each. Slabs close
+# together keep their tiles. (dtype, base shape, view, dims, the launch's start.)
+NARROW_PARTIAL_CASES = [
+    (
+        torch.float32,
+        (4099, 4, 8),
+        prefix((4099, 2, 5)),
+        [1],
+        "columns vector=4 tx=512 ty=1 flat lean",
+    ),
+    (
+        torch.float32,
+        (4099, 8, 8),
+        prefix((4099, 3, 6)),
+        [1],
+        "columns vector=4 tx=512 ty=1 flat lean",
+    ),
+    (
+        torch.float32,
+        (4099, 12, 8),
+        prefix((4099, 4, 7)),
+        [1],
+        "columns vector=4 tx=512 ty=1 flat lean",
+    ),
+    (torch.float32, (4099, 8, 4), prefix((4099, 3, 2)), [1], "columns vector=4 cached tx=512"),
+    (
+        torch.float32,
+        (4099, 6, 16),
+        prefix((4099, 2, 13)),
+        [1],
+        "columns vector=4 tx=512 ty=1 flat lean",
+    ),
+    (
+        torch.float64,
+        (4099, 4, 4),
+        prefix((4099, 2, 3)),
+        [1],
+        "columns vector=2 tx=512 ty=1 flat lean",
+    ),
+    (
+        torch.int32,
+        (4099, 4, 8),
+        prefix((4099, 2, 5)),
+        [1],
+        "columns vector=4 tx=512 ty=1 flat lean",
+    ),
+    (torch.float32, (4099, 12, 8), prefix((4099, 5, 7)), [1], "slabs "),  # 5 rows
+    (torch.float32, (4099, 3, 8), prefix((4099, 3, 5)), [1], "slabs "),  # slabs close
+    (torch.float32, (4099, 4, 9), prefix((4099, 2, 5)), [1], "slabs "),  # rows not aligned
+    (torch.bfloat16, (4099, 4, 16), prefix((4099, 2, 13)), [1], "columns vector=2 "),  # 2-byte
+    # two reduced dims: a pass each (partial vectors take no slices), the first narrow
+    (torch.float32, (3, 4099, 4, 8), prefix((3, 4099, 2, 5)), [0, 2], "columns vector=4 tx=512"),
+]
+
+
+@pytest.mark.parametrize("dtype,base,view,dims,launch", NARROW_PARTIAL_CASES, ids=str)
+def test_narrow_partial_columns_far_apart_take_vectors(dtype, base, view, dims, launch):
+    x = unfilled(base, dtype, "cpu")[view]
+    p = wr._C.plan(x, dims, as_cuda=True)["passes"][0]
+    assert p["launch"].startswith(launch), p["launch"]
+
+
+@requires_cuda
+@pytest.mark.parametrize("dtype", DTYPES, ids=str)
+@pytest.mark.parametrize("case", NARROW_PARTIAL_CASES, ids=str)
+def test_narrow_partial_columns_sum_like_torch_sum(dtype, case):
+    _, base, view, dims, _ = case
+    x = random_tensor(base, dtype, "cuda")[view]
+    assert_kernels_sum_like_torch_sum(x, dims)
+    assert_kernels_sum_like_torch_sum(x[1:], dims)  # another alignment of the outer slices
+    assert_kernels_sum_like_torch_sum(in_tight_storage(x), dims)  # nothing past the last row
 
 
 # Lean columns (Launch::lean): flat columns with one lane down a reduced dim of at most
