@@ -1928,56 +1928,21 @@ def test_cached_columns_sum_like_torch_sum(dtype, case):
 # kernel's) whose slabs lie far apart (x[:, :2, :5] of an N x 4 x 8 tensor): vector
 # columns, the partial vector read whole, rather than slabs a segment each. Slabs close
 # together keep their tiles. (dtype, base shape, view, dims, the launch's start.)
+LEAN_4_BYTE, LEAN_8_BYTE = (f"columns vector={n} tx=512 ty=1 flat lean" for n in (4, 2))
 NARROW_PARTIAL_CASES = [
-    (
-        torch.float32,
-        (4099, 4, 8),
-        prefix((4099, 2, 5)),
-        [1],
-        "columns vector=4 tx=512 ty=1 flat lean",
-    ),
-    (
-        torch.float32,
-        (4099, 8, 8),
-        prefix((4099, 3, 6)),
-        [1],
-        "columns vector=4 tx=512 ty=1 flat lean",
-    ),
-    (
-        torch.float32,
-        (4099, 12, 8),
-        prefix((4099, 4, 7)),
-        [1],
-        "columns vector=4 tx=512 ty=1 flat lean",
-    ),
+    (torch.float32, (4099, 4, 8), prefix((4099, 2, 5)), [1], LEAN_4_BYTE),
+    (torch.float32, (4099, 8, 8), prefix((4099, 3, 6)), [1], LEAN_4_BYTE),
+    (torch.float32, (4099, 12, 8), prefix((4099, 4, 7)), [1], LEAN_4_BYTE),
     (torch.float32, (4099, 8, 4), prefix((4099, 3, 2)), [1], "columns vector=4 cached tx=512"),
-    (
-        torch.float32,
-        (4099, 6, 16),
-        prefix((4099, 2, 13)),
-        [1],
-        "columns vector=4 tx=512 ty=1 flat lean",
-    ),
-    (
-        torch.float64,
-        (4099, 4, 4),
-        prefix((4099, 2, 3)),
-        [1],
-        "columns vector=2 tx=512 ty=1 flat lean",
-    ),
-    (
-        torch.int32,
-        (4099, 4, 8),
-        prefix((4099, 2, 5)),
-        [1],
-        "columns vector=4 tx=512 ty=1 flat lean",
-    ),
+    (torch.float32, (4099, 6, 16), prefix((4099, 2, 13)), [1], LEAN_4_BYTE),
+    (torch.float64, (4099, 4, 4), prefix((4099, 2, 3)), [1], LEAN_8_BYTE),
+    (torch.int32, (4099, 4, 8), prefix((4099, 2, 5)), [1], LEAN_4_BYTE),
     (torch.float32, (4099, 12, 8), prefix((4099, 5, 7)), [1], "slabs "),  # 5 rows
     (torch.float32, (4099, 3, 8), prefix((4099, 3, 5)), [1], "slabs "),  # slabs close
     (torch.float32, (4099, 4, 9), prefix((4099, 2, 5)), [1], "slabs "),  # rows not aligned
     (torch.bfloat16, (4099, 4, 16), prefix((4099, 2, 13)), [1], "columns vector=2 "),  # 2-byte
     # two reduced dims: a pass each (partial vectors take no slices), the first narrow
-    (torch.float32, (3, 4099, 4, 8), prefix((3, 4099, 2, 5)), [0, 2], "columns vector=4 tx=512"),
+    (torch.float32, (3, 4099, 4, 8), prefix((3, 4099, 2, 5)), [0, 2], LEAN_4_BYTE),
 ]
 
 
