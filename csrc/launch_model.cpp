@@ -329,12 +329,13 @@ Launch columns_launch(const ReductionPass& pass, const ElementShape& element,
   const bool rare_partials =
       pass.outer_size == 1 || pass.inner >= Tuning::kColumnRarePartialVectors * lanes;
   const bool long_partial = enough_vectors && aligned && rare_partials;
-  // Fewer vectors than that, the last partial, in rows aligned alike (x[..., :5] of rows
-  // of 8 floats: the gap after each row is storage), under a reduced dim short enough for
-  // the lean kernel (auto's): vectors too, whose partial ones the lean kernel reads whole
-  // where they lie within the data (columns.cuh, whole_column_reads: a lane's positions
-  // past the row are read, never stored), so that a warp reads the rows' sectors and no
-  // more, rather than tiles of a slab a segment. Only where the slabs lie far apart
+  // Fewer vectors than that (wider ones, and whole ones, are vectors here already), the
+  // last partial, in rows aligned alike (x[..., :5] of rows of 8 floats: the gap after
+  // each row is storage), under a reduced dim short enough for the lean kernel (auto's):
+  // vectors too, whose partial ones the lean kernel reads whole where they lie within the
+  // data (columns.cuh, whole_column_reads: a lane's positions past the row are read, never
+  // stored), so that a warp reads the rows' sectors and no more, rather than tiles of a
+  // slab a segment. Only where the slabs lie far apart
   // (slabs_close: a tile then copies a slab a segment) and for 4- and 8-byte elements
   // (2-byte far slabs take far_slab_columns, below). On an H200 (2026-12-02 13:41,
   // against WARPREDUCE_NO_NARROW_PARTIALS=1, two rounds): float32 x[:, :2, :5] of N x 4 x
@@ -349,8 +350,8 @@ Launch columns_launch(const ReductionPass& pass, const ElementShape& element,
   // for measuring.
   static const bool no_narrow_partials = knob_is_set("WARPREDUCE_NO_NARROW_PARTIALS");
   const bool narrow_partial =
-      !no_narrow_partials && contiguous && aligned && !whole && !enough_vectors && !pass.gapped() &&
-      !sliced && bytes >= 4 && !(slabs_fit(pass, bytes) && slabs_close(pass, bytes)) &&
+      !no_narrow_partials && contiguous && aligned && !pass.gapped() && !sliced && bytes >= 4 &&
+      !(slabs_fit(pass, bytes) && slabs_close(pass, bytes)) &&
       lean_column_lanes(lanes, bytes, element.acc_bytes, ColumnLoad::kVectors) &&
       pass.length <= lean_column_rows(lanes, bytes, ColumnLoad::kVectors);
   // Past kColumnMaxShiftedRows rows, 2-byte elements in rows aligned alike to 4 bytes read
