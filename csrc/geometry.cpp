@@ -210,7 +210,9 @@ int gapped_row(const Layout& layout, int reduced, const Gaps& gaps, ReductionPas
     dims = 2;
   }
   // (The kernels index a span with 32-bit arithmetic.)
-  if (dims == 0 || period <= width || span < gaps.min_row_span || span >= (int64_t{1} << 31)) {
+  const bool short_rows = dims == 2 && width * gaps.element_bytes <= gaps.max_short_row_bytes;
+  if (dims == 0 || period <= width || (span < gaps.min_row_span && !short_rows) ||
+      span >= (int64_t{1} << 31)) {
     return 0;
   }
   // (Wider gaps for rows a gap apart only: a strided dim alone read as a row costs

@@ -215,6 +215,10 @@ struct PassPlan {
 struct Gaps {
   int64_t max_row_gap = 0;  // elements; 0: no gapped rows
   int64_t min_row_span = 0;
+  // Rows a gap apart whose span is shorter are gapped too where a row holds at most this
+  // many bytes (of element_bytes each): summed apart, their first pass would write a
+  // partial sum for every row. 0: none.
+  int64_t max_short_row_bytes = 0;
   // Rows a gap apart (not a strided dim alone) with wider gaps too, periods of up to
   // max_wide_row_period bytes, where at least min_row_sector_percent of the span's 32-byte
   // sectors hold elements (of element_bytes each) at the data's worst alignment: the

@@ -277,8 +277,10 @@ Launch rows_launch(const ReductionPass& pass, const ElementShape& element,
       return launch;
     }
   }
-  // Short rows: tiled.
-  if (slabs_fit(pass, bytes)) return slabs_launch(pass, bytes);
+  // Short rows: tiled; gapped ones, which the tiles do not read, grouped however few
+  // they are (a block a row of a few hundred bytes leaves the GPU idle).
+  const bool short_rows = slabs_fit(pass, bytes);
+  if (short_rows && !pass.gapped()) return slabs_launch(pass, bytes);
   // A group of lanes per row (a warp for rows of 512 bytes or more) while the rows keep a
   // quarter of the GPU's threads busy and a lane's share of the row's memory is at most
   // 64 vectors' worth (1 KiB); else whole blocks, several per row when the rows are few.
@@ -289,7 +291,7 @@ Launch rows_launch(const ReductionPass& pass, const ElementShape& element,
   const int64_t group = std::min<int64_t>(32, pow2_ceil(loads));
   const int64_t capacity = device.sms * device.threads_per_sm;
   const int64_t lane_bytes = slab_span(pass) * bytes / group;
-  if (pass.outer_size * group >= capacity / 4 &&
+  if ((short_rows || pass.outer_size * group >= capacity / 4) &&
       lane_bytes <= 16 * Tuning::kGroupedMaxVectorsPerLane) {
     launch.kind = LaunchKind::kRowsGrouped;
     // Fewer lanes a row where that leaves each lane kGroupedLoadsPerLane loads of it: a

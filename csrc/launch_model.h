@@ -272,6 +272,22 @@ struct LaunchTuning {
   // -> 9.7, float32 2 x 2000000 of 9 and float64 3000000 of 5 within 1%: left out.
   static constexpr int64_t kWideRowGapMinSectorPercent = 75;
   static constexpr int64_t kWideRowGapMaxPeriodBytes = 1024;
+  // Rows a gap apart whose span is under kRowSlabMaxBytes (x[..., :2] of rows of 5,
+  // summed over both dims) are gapped rows too, read by groups of lanes (rows_grouped),
+  // where a row holds at most Numerator / Denominator times a partial sum's bytes
+  // (pass_element_bytes), of elements of 4 bytes and more: summed apart, their first pass
+  // writes two thirds of the bytes it reads or more. On an H200 (2026-12-03, against
+  // WARPREDUCE_NO_SHORT_GAPPED_ROWS=1, two rounds; x torch.sum), rows of 2 or 3 float32s:
+  // seed 479's lowest, 69 x 7 x 11 x 35 x 18 x 2 of rows of 5 sliced over (0, 2, 4, 5),
+  // 0.47 -> 0.72 (54.0 -> 34.9 us), 1000000 x 18 x 2 of 5 1.63 -> 2.60, 3000 x 40 x 18 x
+  // 2 over (0, 2, 3) 1.28 -> 2.02, 2000000 x 5 x 3 of 4 1.55 -> 2.36, 6 x 194727 x 5 x 2
+  // offset 1.72 -> 1.97; int32 2000000 x 6 x 3 of 4 3.74 -> 4.49. Wider rows lost, their
+  // partial sums fewer: int32 rows of 7 of 8 4.42 -> 2.84, float32 8 of 11 1.16 -> 0.99
+  // (float64 5 of 7 gained, 1.32 -> 1.45; float32 27 of 32 1.05 -> 1.22, 100 of 104
+  // tied). Narrower elements lost at any width, a lane a row reading a few bytes: bfloat16
+  // rows of 2 of 3 3.44 -> 1.19, 3 of 6 2.42 -> 1.16, float16 3 of 5 4.48 -> 2.58, int16
+  // 6 of 8 5.11 -> 4.83, int8 5 of 7 3.53 -> 1.11, 12 of 15 9.81 -> 4.15.
+  static constexpr int64_t kShortGappedRowCarryNumerator = 3, kShortGappedRowCarryDenominator = 2;
   static constexpr int64_t kSlabMaxBytes = 4096;
   // A tile copies the memory between its slabs too: only where it is at most this share
   // of the tile (below a 32-byte sector it costs nothing: DRAM reads whole sectors).

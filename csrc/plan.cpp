@@ -80,6 +80,11 @@ bool plan_passes(Layout layout, c10::SmallVector<ReductionPass, 2>* passes, cons
 c10::ArrayRef<Kernel> cuda_kernels() { return {}; }
 #endif
 
+int64_t pass_element_bytes(at::ScalarType t, size_t k) {
+  if (k == 0) return static_cast<int64_t>(c10::elementSize(t));
+  return t == at::kHalf || t == at::kBFloat16 ? 4 : 8;
+}
+
 std::vector<std::string> supported_dtypes() {
   std::vector<std::string> names;
   for (const auto& supported : kSupportedDtypes) names.emplace_back(supported.name);
@@ -550,10 +555,18 @@ SumPlan make_plan(const at::Tensor& self, at::OptionalIntArrayRef dim, bool keep
     if (!no_gapped_rows) {
       gaps.max_row_gap = 31 / bytes;
       gaps.min_row_span = LaunchTuning::kRowSlabMaxBytes / bytes + 1;
+      gaps.element_bytes = bytes;
+      // WARPREDUCE_NO_SHORT_GAPPED_ROWS=1: rows a gap apart from min_row_span only
+      // (LaunchTuning::kShortGappedRowCarryNumerator): a knob for measuring.
+      static const bool no_short_gapped_rows = knob_is_set("WARPREDUCE_NO_SHORT_GAPPED_ROWS");
+      if (!no_short_gapped_rows && bytes >= 4) {
+        gaps.max_short_row_bytes = pass_element_bytes(x.scalar_type(), 1) *
+                                   LaunchTuning::kShortGappedRowCarryNumerator /
+                                   LaunchTuning::kShortGappedRowCarryDenominator;
+      }
       if (!no_wide_row_gaps) {
         gaps.min_row_sector_percent = LaunchTuning::kWideRowGapMinSectorPercent;
         gaps.max_wide_row_period = LaunchTuning::kWideRowGapMaxPeriodBytes;
-        gaps.element_bytes = bytes;
       }
     }
     if (!no_gapped_columns) {

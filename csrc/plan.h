@@ -107,6 +107,11 @@ const T* kernel_data(const at::Tensor& t) {
 // The names of the dtypes of WARPREDUCE_DTYPES, in its order.
 std::vector<std::string> supported_dtypes();
 
+// The bytes of what pass k of a sum of `t` reads: the elements, then (auto) the partial
+// sums the pass before wrote: double for float32, float for 16-bit floats, int64 for
+// integers (run_pass.cuh, carry_t).
+int64_t pass_element_bytes(at::ScalarType t, size_t k);
+
 struct SumPlan {
   const Kernel* kernel = nullptr;
   // What the kernels read: the input after dtype= (a copy only when the layout does not

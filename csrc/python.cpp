@@ -73,14 +73,6 @@ PyObject* sum_binding(PyObject* /*module*/, PyObject* args, PyObject* kwargs) {
   END_HANDLE_TH_ERRORS
 }
 
-// The bytes of what pass k of a sum of `t` reads: the elements, then (auto) the partial
-// sums the pass before wrote: double for float32, float for 16-bit floats, int64 for
-// integers (run_pass.cuh, carry_t).
-int64_t pass_element_bytes(at::ScalarType t, size_t k) {
-  if (k == 0) return static_cast<int64_t>(c10::elementSize(t));
-  return t == at::kHalf || t == at::kBFloat16 ? 4 : 8;
-}
-
 // A lane's running sum's bytes in pass k of an auto sum of a t tensor (acc_t of the
 // pass's elements, sum_traits.h: float up to 4-byte floats, double, int64 for integers),
 // what run_pass.cuh gives the launch model.

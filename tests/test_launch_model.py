@@ -924,8 +924,8 @@ def gapped_view(shape, dtype, device, *, gap=0, step=1, offset=0, fill=None):
 # Gapped rows (CUDA auto, geometry.h's RowGaps): (dtype, shape, gap, step, dims, the
 # launches of the passes, the first pass's (period, width)), with each limit from both
 # sides: the gap (under a 32-byte sector: 7 float32s, 15 bfloat16s; or, rows a gap apart,
-# wider where 75% of the span's sectors hold elements), the span (over the 1 KiB of the
-# tiles of short rows).
+# wider where 75% of the span's sectors hold elements), the span of a strided last dim
+# (over the 1 KiB of the tiles of short rows).
 GAPPED_CASES = [
     # strided last dims: x[..., ::step]
     (torch.float32, (4096, 1024), 0, 2, [1], ["rows_grouped"], (2, 1)),
@@ -950,6 +950,16 @@ GAPPED_CASES = [
     (torch.float32, (8192, 9, 27), 5, 1, [1, 2], ["rows_grouped"], (32, 27)),  # 283 long
     (torch.float32, (8192, 8, 27), 5, 1, [1, 2], ["slabs", "rows_vectors"], (1, 1)),  # 251
     (torch.float32, (8192, 4, 27), 5, 1, [1, 2], ["slabs", "rows_vectors"], (1, 1)),
+    # ... and shorter spans where a row of 4-byte elements or wider holds at most 3/2 of
+    # a partial sum's bytes (LaunchTuning::kShortGappedRowCarryNumerator): 3 float32s or
+    # int32s; narrower elements keep two passes
+    (torch.float32, (65536, 18, 2), 3, 1, [1, 2], ["rows_grouped"], (5, 2)),  # 87 long
+    (torch.float32, (8192, 3, 3), 1, 1, [1, 2], ["rows_grouped"], (4, 3)),  # 11 long
+    (torch.float32, (8192, 3, 4), 1, 1, [1, 2], ["rows_short", "rows_short"], (1, 1)),
+    (torch.float32, (64, 5, 2), 3, 1, [1, 2], ["rows_grouped"], (5, 2)),  # few rows
+    (torch.int32, (8192, 5, 3), 1, 1, [1, 2], ["rows_grouped"], (4, 3)),
+    (torch.bfloat16, (8192, 5, 3), 2, 1, [1, 2], ["rows_short", "rows_short"], (1, 1)),
+    (torch.float64, (8192, 7, 3), 1, 1, [0, 1, 2], ["rows_split"], (4, 3)),  # the full sum
     (torch.float32, (8192, 64, 27), 5, 1, [2], ["slabs"], (1, 1)),  # one reduced dim
     (torch.float32, (16, 64, 48, 27), 5, 1, [0, 2, 3], ["rows_split", "columns"], (32, 27)),
     (torch.bfloat16, (4096, 64, 40), 15, 1, [1, 2], ["rows_grouped"], (55, 40)),
