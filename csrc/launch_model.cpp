@@ -278,7 +278,7 @@ Launch rows_launch(const ReductionPass& pass, const ElementShape& element,
     }
   }
   // Short rows: tiled; gapped ones, which the tiles do not read, grouped however few
-  // they are (a block a row of a few hundred bytes leaves the GPU idle).
+  // they are (rows_split would give a block to each row of a few hundred bytes).
   const bool short_rows = slabs_fit(pass, bytes);
   if (short_rows && !pass.gapped()) return slabs_launch(pass, bytes);
   // A group of lanes per row (a warp for rows of 512 bytes or more) while the rows keep a

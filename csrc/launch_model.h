@@ -279,7 +279,7 @@ struct LaunchTuning {
   // writes two thirds of the bytes it reads or more. On an H200 (2026-12-03, against
   // WARPREDUCE_NO_SHORT_GAPPED_ROWS=1, two rounds; x torch.sum), rows of 2 or 3 float32s:
   // seed 479's lowest, 69 x 7 x 11 x 35 x 18 x 2 of rows of 5 sliced over (0, 2, 4, 5),
-  // 0.47 -> 0.72 (54.0 -> 34.9 us), 1000000 x 18 x 2 of 5 1.63 -> 2.60, 3000 x 40 x 18 x
+  // 0.47 -> 0.72-0.73 (54 -> 35 us), 1000000 x 18 x 2 of 5 1.63 -> 2.60, 3000 x 40 x 18 x
   // 2 over (0, 2, 3) 1.28 -> 2.02, 2000000 x 5 x 3 of 4 1.55 -> 2.36, 6 x 194727 x 5 x 2
   // offset 1.72 -> 1.97; int32 2000000 x 6 x 3 of 4 3.74 -> 4.49. Wider rows lost, their
   // partial sums fewer: int32 rows of 7 of 8 4.42 -> 2.84, float32 8 of 11 1.16 -> 0.99
