@@ -64,6 +64,9 @@ AUTO_CASES = [  # every launch of the launch model (csrc/launch_model.h)
     # reduced dim over a block of kept and short reduced dims
     ((64, 300, 6), 0),
     ((64, 4, 6, 32, 6), (0, 2)),
+    # ... and slab tiles over a gapped span (sliced: rows of 5 of 6, 7 of them), the gaps
+    # summed in the tile and left unstored
+    ((1026, 6, 7, 6), 1),
     # folded columns (a dense block of a few outputs, rows one after another), the last
     # vector or folded row partial (15 vectors of 20 rows of 3, of 4 of 5), and the block
     # in another order (transposed, below); and a full sum copied out along a broadcast

@@ -79,7 +79,10 @@ bool rows_aligned_but(const Layout& layout, int first, int last, const Gaps& gap
   return true;
 }
 
-BlockGaps gapped_block(const Layout& layout, int first, int last, const Gaps& gaps) {
+// For slab tiles (`tiles`, Gaps::tiled_gaps): short rows a gap apart only (a strided
+// innermost dim is one inner dim of the tiles already), any span.
+BlockGaps gapped_block(const Layout& layout, int first, int last, const Gaps& gaps,
+                       bool tiles = false) {
   const int64_t max_gap = gaps.max_column_gap;
   if (max_gap <= 0 || first > last) return {};
   const LayoutDim& bottom = layout[last];
@@ -91,7 +94,7 @@ BlockGaps gapped_block(const Layout& layout, int first, int last, const Gaps& ga
   // (bfloat16 8 x 1782929, x[..., ::2] over dim 0: 0.92x torch.sum tiled, 0.71x by
   // shifted vectors, H200; aligned, 7 x 106 x 6 x 13 x 1 x 320 over dim 3 went from 0.53x
   // to 0.76x by vectors).
-  if (bottom.stride > 1 && bottom.stride - 1 <= max_gap &&
+  if (!tiles && bottom.stride > 1 && bottom.stride - 1 <= max_gap &&
       rows_aligned_but(layout, first, last, gaps)) {
     g.period = bottom.stride;
     count = bottom.size;
@@ -110,7 +113,7 @@ BlockGaps gapped_block(const Layout& layout, int first, int last, const Gaps& ga
   }
   // (The kernels index a span with 32-bit arithmetic.)
   const int64_t span = (count - 1) * g.period + g.width;
-  if (span >= (int64_t{1} << 31) || span < gaps.min_column_span) return {};
+  if (span >= (int64_t{1} << 31) || (span < gaps.min_column_span && !tiles)) return {};
   g.span = span;
   return g;
 }
@@ -245,6 +248,7 @@ bool plan_pass(const Layout& layout, PassPlan* plan, const Gaps& gaps, bool slic
   // block of kept and short reduced dims under R_big.
   int inner = reduced == last ? last + 1 : last;
   BlockGaps block;
+  bool slab_tiles = false;  // a gapped inner dim for the tiles of whole slabs
   const int big = short_reduced_second(layout, gaps.max_column_gap);
   if (big >= 0) block = gapped_block(layout, big + 1, last, gaps);
   if (big >= 0 && (block.span > 0 || one_dim(layout, big + 1, last))) {
@@ -253,14 +257,18 @@ bool plan_pass(const Layout& layout, PassPlan* plan, const Gaps& gaps, bool slic
   } else if (inner == last) {
     block = {};
     // A gapped inner dim: the most kept dims above the innermost that one span holds,
-    // where one output's elements span more memory than the slab tiles take.
+    // where one output's elements span more memory than the slab tiles take; with
+    // Gaps::tiled_gaps also where they span less, if the gapped slab still does.
     const LayoutDim& bottom = layout[last];
-    const int64_t slab =
-        (layout[reduced].size - 1) * layout[reduced].stride + (bottom.size - 1) * bottom.stride + 1;
-    for (int first = reduced + 1; slab > gaps.min_column_slab && first <= last; ++first) {
-      block = gapped_block(layout, first, last, gaps);
+    const int64_t rows_span = (layout[reduced].size - 1) * layout[reduced].stride;
+    const int64_t slab = rows_span + (bottom.size - 1) * bottom.stride + 1;
+    const bool tiles = slab <= gaps.min_column_slab;
+    for (int first = reduced + 1; (!tiles || gaps.tiled_gaps) && first <= last; ++first) {
+      block = gapped_block(layout, first, last, gaps, tiles);
+      if (tiles && rows_span + block.span > gaps.min_column_slab) block = {};
       if (block.span > 0) {
         inner = first;
+        slab_tiles = tiles;
         break;
       }
     }
@@ -278,6 +286,7 @@ bool plan_pass(const Layout& layout, PassPlan* plan, const Gaps& gaps, bool slic
     pass.inner = block.span;
     pass.period = block.period;
     pass.width = block.width;
+    pass.tiled_gaps = slab_tiles;
   } else if (columns) {
     pass.inner = 1;
     for (int d = inner; d <= last; ++d) pass.inner *= layout[d].size;

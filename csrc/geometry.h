@@ -128,6 +128,9 @@ struct ReductionPass {
   // period of the outer slice. 1 and 1: every element.
   int64_t period = 1;
   int64_t width = 1;
+  // A gapped inner dim of slabs that a tile holds whole (Gaps::tiled_gaps): the slab
+  // tiles read it, gaps and all, and sum its kept positions alone.
+  bool tiled_gaps = false;
   // Elements that may be read past the pass's last one (the rest of the input's storage:
   // plan.cpp sets it on a gapped or stepped first pass, the only readers), so that a
   // gapped inner dim is read in whole vectors where its span ends within one
@@ -205,7 +208,9 @@ struct PassPlan {
 //   a strided innermost dim (x[..., ::2]) or short rows a little apart (x[..., :5] of rows
 //   of 8), as one span of adjacent columns, when an output's elements span more than
 //   min_column_slab elements (shorter slabs go to tiles of whole slabs) and the span is
-//   at least min_column_span elements (wide enough for vectors).
+//   at least min_column_span elements (wide enough for vectors). With tiled_gaps, also
+//   the short rows a little apart of shorter slabs, however narrow the span: the tiles of
+//   whole slabs then read one slab an outer index, not a run of short rows each.
 // - Padded inner dims (columns): the innermost dim alone, kept and contiguous, under the
 //   reduced dim, not a whole number of vectors, where each row leaves a gap after it
 //   (x[..., :85] of rows of 88): read as whole vectors of the padded span, the padding
@@ -230,6 +235,7 @@ struct Gaps {
   int64_t max_column_gap = 0;  // elements; 0: no gapped inner dims
   int64_t min_column_slab = 0;
   int64_t min_column_span = 0;
+  bool tiled_gaps = false;
   // A strided innermost dim alone (x[..., ::2]) is a gapped inner dim only where the
   // rows start alike on a 16-byte vector of `lanes` elements: the data at such an address
   // (data_aligned), every other dim's stride a multiple of lanes.

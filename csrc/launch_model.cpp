@@ -77,12 +77,14 @@ struct SlabLanes {
 };
 SlabLanes slab_lanes(const ReductionPass& pass, int64_t bytes, int64_t outputs_per_tile,
                      bool one_segment, unsigned threads) {
-  const int64_t stride = slab_stride(pass);
-  // The element lane `lane` reads first, a group of g lanes an output.
+  const int64_t stride = slab_stride(pass), kept = pass.kept_inner();
+  // The element lane `lane` reads first, a group of g lanes an output (output k of a
+  // slab at its kept position: slabs.cuh, slab_position).
   auto element = [&](unsigned lane, unsigned g) -> int64_t {
     const int64_t u = lane / g, r = lane % g;
     if (r >= pass.length || u >= outputs_per_tile) return -1;
-    const int64_t q = u / pass.inner, i = u % pass.inner;
+    const int64_t q = u / kept, k = u % kept;
+    const int64_t i = pass.gapped() ? k / pass.width * pass.period + k % pass.width : k;
     return q * stride + i * pass.inner_stride + r * pass.reduced_stride;
   };
   // Each output a lane takes costs about kOutputWork instructions besides its loads
@@ -115,7 +117,7 @@ SlabLanes slab_lanes(const ReductionPass& pass, int64_t bytes, int64_t outputs_p
       // stepped and wrapped here without a division (the planner runs on every call).
       std::array<int64_t, 32> row{}, step{};
       for (unsigned lane = 0; lane < 32; ++lane) {
-        if (first[lane] >= 0) row[lane] = (lane / pass.inner) % pass.length;
+        if (first[lane] >= 0) row[lane] = (lane / kept) % pass.length;
       }
       int rotated_replays = 0;
       for (int64_t k = 0; k < std::min<int64_t>(pass.length, 32); ++k) {
@@ -145,7 +147,7 @@ SlabLanes slab_lanes(const ReductionPass& pass, int64_t bytes, int64_t outputs_p
 // the key (the knob it reads is fixed for the process).
 SlabLanes remembered_slab_lanes(const ReductionPass& pass, int64_t bytes, int64_t outputs_per_tile,
                                 bool one_segment, unsigned threads) {
-  using Key = std::array<int64_t, 8>;
+  using Key = std::array<int64_t, 10>;
   struct Entry {
     Key key;
     SlabLanes lanes;
@@ -155,6 +157,7 @@ SlabLanes remembered_slab_lanes(const ReductionPass& pass, int64_t bytes, int64_
   thread_local int filled = 0, next = 0;  // the oldest entry is replaced first
   const Key key{pass.length,       pass.reduced_stride,
                 pass.inner,        pass.inner_stride,
+                pass.period,       pass.width,
                 slab_stride(pass), bytes,
                 outputs_per_tile,  int64_t{threads} * 2 + (one_segment ? 1 : 0)};
   for (int e = 0; e < filled; ++e) {
@@ -198,7 +201,7 @@ Launch slabs_launch(const ReductionPass& pass, int64_t bytes) {
   }
   const int64_t segment_span = (launch.per_segment - 1) * stride + span;
   launch.slots = ceil_div(segment_span * bytes, 16) + 1;
-  const SlabLanes lanes = remembered_slab_lanes(pass, bytes, launch.per_segment * pass.inner,
+  const SlabLanes lanes = remembered_slab_lanes(pass, bytes, launch.per_segment * pass.kept_inner(),
                                                 launch.segments == 1, /*threads=*/256);
   launch.group = lanes.group;
   launch.rotate_rows = lanes.rotate_rows;
@@ -313,6 +316,19 @@ Launch columns_launch(const ReductionPass& pass, const ElementShape& element,
   // general kernel only: no tiles, no folded rows, a tile at a time.
   const int64_t rows = pass.rows();
   const bool sliced = pass.slices > 1;
+  // Short rows a gap apart in slabs that a tile holds (geometry.h, Gaps::tiled_gaps): the
+  // slab tiles, a slab an outer index (its gaps copied with it, its kept positions summed),
+  // rather than a run of short rows an outer index, several runs a tile, whose tiles took
+  // the general loop (a segment's division an output, two lanes an output). On an H200
+  // (2026-12-03 16:28, against WARPREDUCE_NO_TILED_GAPS=1, two rounds): float32 199395 x 6
+  // x 7 x 5 of rows of 6 over dim 1 (seed 491's lowest, 0.55x torch.sum) 149.5 -> 65.5 us
+  // (1.26x), 400000 x 4 x 8 x 5 of 8 317.6 -> 125.8, bfloat16 300000 x 6 x 7 x 5 of 6
+  // 205.7 -> 67.3, float16 300000 x 4 x 9 x 3 of 8 163.5 -> 57.3, float64 150000 x 6 x 7
+  // x 3 of 6 231.2 -> 81.7, int8 400000 x 5 x 9 x 3 of 16 240.0 -> 108.7; the least, rows
+  // of 2 of 9 floats, 104.4 -> 106.5 (tied). A draft that summed the gaps' positions too
+  // lost where they are most of the span (rows of 2 of 5 and of 9 floats, of 3 of 8
+  // bfloat16s, of 3 of 16 int8s: 1.1-1.5x the time).
+  if (pass.tiled_gaps) return slabs_launch(pass, bytes);
   // A lane's column is a vector of adjacent outputs where the inner dim is contiguous (or
   // a gapped span): aligned loads where every row starts on a vector and the vectors are
   // whole; for short reduced dims over an inner dim of enough vectors also a partial last

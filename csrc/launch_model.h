@@ -17,7 +17,9 @@
 //                 copied into shared memory with 16-byte copies whatever the alignment,
 //                 strides or steps, then summed from there. Small reduced extents, small
 //                 inner extents, unaligned and stepped views all land here when their
-//                 slabs are short.
+//                 slabs are short; short rows a gap apart under the reduced dim as one
+//                 gapped span a slab, its kept positions summed (geometry.h,
+//                 Gaps::tiled_gaps).
 //   column_tiles  a short reduced dim above wide columns that 16-byte loads cannot read
 //                 (stepped ones): tiles of a few rows of many columns through shared
 //                 memory, the same kernel.

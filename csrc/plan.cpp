@@ -573,6 +573,11 @@ SumPlan make_plan(const at::Tensor& self, at::OptionalIntArrayRef dim, bool keep
       gaps.max_column_gap = 31 / bytes;
       gaps.min_column_slab = LaunchTuning::kSlabMaxBytes / bytes;
       gaps.min_column_span = LaunchTuning::kColumnMinUnalignedVectors * 16 / bytes;
+      // Short rows a gap apart in slabs that a tile holds (launch_model.cpp, columns_launch,
+      // says what they gained). WARPREDUCE_NO_TILED_GAPS=1 leaves them out: a knob for
+      // measuring.
+      static const bool no_tiled_gaps = knob_is_set("WARPREDUCE_NO_TILED_GAPS");
+      gaps.tiled_gaps = !no_tiled_gaps;
       gaps.lanes = 16 % bytes == 0 ? 16 / bytes : 0;
       gaps.data_aligned = reinterpret_cast<uintptr_t>(x.const_data_ptr()) % 16 == 0;
       // Padded inner dims (geometry.h), x[..., :85] of rows of 88 over a dim above, had

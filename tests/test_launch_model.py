@@ -1142,6 +1142,72 @@ def test_gapped_columns_leave_the_gaps_out(dtype, case):
     assert_sum_matches(got, x, dims)
 
 
+# Short rows a gap apart in slabs that a tile holds (CUDA auto, geometry.h's
+# Gaps::tiled_gaps): x[..., :w] of rows of p over a dim above a kept one, read as slabs of
+# one gapped span an outer index (the gaps copied into the tile, never added), not runs
+# of short rows.
+# (dtype, shape, gap, dims, the launches of the passes, the first pass's (period, width)),
+# each limit from both sides: the gap (7 float32s, 3 float64s), the gapped slab (4 KiB).
+TILED_GAP_CASES = [
+    (torch.float32, (4096, 6, 7, 5), 1, [1], ["slabs"], (6, 5)),
+    (torch.float32, (4096, 4, 8, 5), 3, [1], ["slabs"], (8, 5)),
+    (torch.float32, (4096, 3, 10, 2), 3, [1], ["slabs"], (5, 2)),
+    (torch.float32, (4096, 3, 10, 2), 7, [1], ["slabs"], (9, 2)),
+    (torch.float32, (4096, 3, 10, 2), 8, [1], ["slabs"], (1, 1)),  # a gap of a sector
+    (torch.bfloat16, (4096, 6, 7, 5), 1, [1], ["slabs"], (6, 5)),
+    (torch.float64, (4096, 6, 7, 3), 1, [1], ["slabs"], (4, 3)),
+    (torch.float64, (4096, 6, 7, 3), 3, [1], ["slabs"], (6, 3)),
+    (torch.float64, (4096, 6, 7, 3), 4, [1], ["slabs"], (1, 1)),
+    (torch.int8, (4096, 5, 9, 3), 13, [1], ["slabs"], (16, 3)),
+    (torch.float32, (1024, 4, 32, 7), 1, [1], ["slabs"], (8, 7)),  # a slab of 1023 floats
+    (torch.float32, (1024, 4, 33, 7), 1, [1], ["slabs"], (1, 1)),  # 1055: rows apart
+    (torch.float32, (6, 7, 5), 1, [0], ["slabs"], (6, 5)),  # one slab
+    (torch.float32, (4096, 6, 3, 7, 5), 1, [1], ["slabs"], (6, 5)),  # two kept dims in the span
+    (torch.float32, (4, 1024, 6, 7, 5), 1, [0, 2], ["slabs", "columns"], (6, 5)),  # a pass after
+    (torch.float32, (4096, 6, 7, 5), 1, [2], ["slabs"], (1, 1)),  # the dim above the rows
+]
+
+
+@pytest.mark.parametrize("case", TILED_GAP_CASES, ids=str)
+def test_tiled_gaps_plan(case):
+    dtype, shape, gap, dims, kinds, gaps = case
+    x = gapped_view(shape, dtype, "cpu", gap=gap)
+    described = wr._C.plan(x, dims, as_cuda=True)
+    assert [p["launch"].split()[0] for p in described["passes"]] == kinds
+    assert described["passes"][0]["gaps"] == gaps
+    # The CPU's own plan has no gaps.
+    assert all(p["gaps"] == (1, 1) for p in wr._C.plan(x, dims)["passes"])
+
+
+@requires_cuda
+@pytest.mark.parametrize("dtype", DTYPES, ids=str)
+@pytest.mark.parametrize("case", TILED_GAP_CASES, ids=str)
+def test_tiled_gaps_sum_like_torch_sum(dtype, case):
+    _, shape, gap, dims, _, _ = case
+    for offset in (0, 1, 3):  # the slabs at every alignment
+        x = gapped_view(shape, dtype, "cuda", gap=gap, offset=offset)
+        if offset == 1:
+            x = in_tight_storage(x)  # nothing past the last element
+        assert_kernels_sum_like_torch_sum(x, dims)
+        assert wr.sum(x, dims, keepdim=True).is_contiguous()
+    # the kept dims out of the pass's order: the result written in place, permuted
+    x = gapped_view(shape, dtype, "cuda", gap=gap)
+    order = list(range(x.dim()))[::-1]
+    assert_kernels_sum_like_torch_sum(x.permute(order), [order.index(d) for d in dims])
+
+
+@requires_cuda
+@pytest.mark.parametrize("dtype", [torch.float32, torch.bfloat16, torch.float64], ids=str)
+@pytest.mark.parametrize("case", [c for c in TILED_GAP_CASES if c[-1] != (1, 1)], ids=str)
+def test_tiled_gaps_leave_the_gaps_out(dtype, case):
+    """NaN in every gap: copied into the tile with the elements, never added."""
+    _, shape, gap, dims, _, _ = case
+    x = gapped_view(shape, dtype, "cuda", gap=gap, offset=1, fill=float("nan"))
+    got = wr.sum(x, dims)
+    assert not got.isnan().any()
+    assert_sum_matches(got, x, dims)
+
+
 def folded_view(shape, dtype, device, layout, gap_fill=None):
     """`shape` contiguous ("contiguous"), or its rows one element past an aligned address
     ("unaligned": still one after another), or a prefix of wider rows ("wide"); or, for

@@ -271,10 +271,12 @@ void run_pass(const T* x, const ReductionPass& pass, Out* y, const at::Tensor& l
                                  !P::kExact, P::kExact ? 0 : int64_t{sizeof(typename P::Acc)}},
                     device_shape());
   // Gapped rows are long enough for a group of lanes or blocks a row (plan.cpp), the
-  // kernels that read them; gapped inner dims take columns (the launch model).
+  // kernels that read them; gapped inner dims take columns, or slab tiles where they are
+  // made for them (the launch model).
   TORCH_INTERNAL_ASSERT(!pass.gapped() || launch.kind == LaunchKind::kRowsGrouped ||
                             launch.kind == LaunchKind::kRowsSplit ||
-                            (launch.kind == LaunchKind::kColumns && !P::kExact),
+                            (launch.kind == LaunchKind::kColumns && !P::kExact) ||
+                            (launch.kind == LaunchKind::kSlabs && pass.tiled_gaps && !P::kExact),
                         "warpreduce: a gapped pass for ", launch.describe());
   // The rows of a pass, gapped or not, for the row kernels' general layout.
   StridedRows<T> rows{x, pass.outer, pass.outer_size, pass.length, pass.reduced_stride};
@@ -358,8 +360,12 @@ void run_pass(const T* x, const ReductionPass& pass, Out* y, const at::Tensor& l
         g.segments_per_run = ceil_div(g.run, g.per_segment);
         g.total_segments = pass.outer_size / g.run * g.segments_per_run;
         g.tiles = ceil_div(g.total_segments, g.segments);
-        g.segment_outputs = FastDivmod(static_cast<unsigned>(g.per_segment * pass.inner));
-        g.inner_div = FastDivmod(static_cast<unsigned>(pass.inner));
+        g.kept_inner = pass.kept_inner();
+        g.gapped = pass.gapped();
+        g.width_div = FastDivmod(static_cast<unsigned>(pass.width));
+        g.period = static_cast<int>(pass.period);
+        g.segment_outputs = FastDivmod(static_cast<unsigned>(g.per_segment * g.kept_inner));
+        g.inner_div = FastDivmod(static_cast<unsigned>(g.kept_inner));
         g.rotate_rows = launch.rotate_rows;
       }
       const size_t shared = size_t{2} * launch.segments * launch.slots * 16;

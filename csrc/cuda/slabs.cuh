@@ -11,7 +11,10 @@
 //   of them, `stride` apart), and a tile `segments` such runs: one long run piece, or
 //   several whole short runs (a sliced tensor whose innermost outer dim has 3 or 6 slabs
 //   would otherwise make tiles of 3 or 6 outputs: 30-45 GB/s on an H200). Short rows,
-//   small reduced extents in the middle of a tensor, small inner extents.
+//   small reduced extents in the middle of a tensor, small inner extents. A gapped inner
+//   dim (x[..., :5] of rows of 6 under the reduced dim) is copied whole, gaps and all,
+//   and its kept positions alone are summed, output k of a slab at position
+//   (k / width) * period + k % width.
 // - column tiles: `width` adjacent outputs of one outer slice, a segment a row of the
 //   reduced dim (length of them): a short reduced dim above wide columns whose rows are
 //   not 16-byte aligned (a sliced or offset view, an odd inner extent), which vector loads
@@ -81,8 +84,14 @@ struct Tiles {
   int64_t segments_per_run;   // ceil(run / per_segment)
   int64_t total_segments;     // outer_size / run * segments_per_run
   FastDivmod slots_div;        // slots
-  FastDivmod segment_outputs;  // per_segment * inner
-  FastDivmod inner_div;
+  // A slab's outputs: inner, or a gapped inner dim's kept positions (kept_inner of them,
+  // `width` of every `period`: ReductionPass::tiled_gaps).
+  int64_t kept_inner;
+  bool gapped;
+  FastDivmod width_div;
+  int period;
+  FastDivmod segment_outputs;  // per_segment * kept_inner
+  FastDivmod inner_div;        // kept_inner
   // Slabs of one segment a tile, a lane an output (Launch::rotate_rows): each lane reads
   // its output's rows from row slab % length on, wrapping round.
   bool rotate_rows;
@@ -125,8 +134,8 @@ __device__ __forceinline__ void describe_segment(const Tiles<T>& g, int64_t t, i
       const int64_t slabs = min(g.per_segment, g.run - piece * g.per_segment);
       s.source = g.x + g.outer.offset(first);
       s.count = static_cast<int>((slabs - 1) * g.stride + g.span);
-      s.outputs = static_cast<int>(slabs * g.inner);
-      s.first_output = first * g.inner;
+      s.outputs = static_cast<int>(slabs * g.kept_inner);
+      s.first_output = first * g.kept_inner;
     }
   }
   // At the same offset from a 16-byte boundary as its source, so that the copies land
@@ -139,6 +148,14 @@ __device__ __forceinline__ void describe_segment(const Tiles<T>& g, int64_t t, i
   s.slot = first_slot + (span.head > 0 ? 1 : 0);
   s.base = first_slot * kLanes + (kLanes - s.head) % kLanes;
   out[j] = s;
+}
+
+// Where a slab's output k lies in it (elements from the slab's start, inner_stride apart).
+template <typename T>
+__device__ __forceinline__ int slab_position(const Tiles<T>& g, int k) {
+  if (!g.gapped) return k;
+  const int q = static_cast<int>(g.width_div.div(static_cast<unsigned>(k)));
+  return q * g.period + (k - q * static_cast<int>(g.width_div.divisor));
 }
 
 // The sum of `length` elements `step` apart from e, two chains.
@@ -266,7 +283,7 @@ __global__ void __launch_bounds__(kTileThreads)
     const TileSegment* s = segments[stage];
     if (lean) {
       // Lane u's slab, index and rotation, and their steps from u to u + kTileThreads.
-      const int inner = static_cast<int>(g.inner);
+      const int inner = static_cast<int>(g.kept_inner);
       int slab = static_cast<int>(g.inner_div.div(threadIdx.x));
       int i = static_cast<int>(threadIdx.x) - slab * inner;
       const int step_slabs = static_cast<int>(g.inner_div.div(kTileThreads));
@@ -278,7 +295,7 @@ __global__ void __launch_bounds__(kTileThreads)
       }
       const T* tile = shared + s[0].base;
       for (int u = static_cast<int>(threadIdx.x); u < s[0].outputs; u += kTileThreads) {
-        const T* e = tile + slab * stride + i * inner_stride;
+        const T* e = tile + slab * stride + slab_position(g, i) * inner_stride;
         const Sum sum = g.rotate_rows ? rotated_rows_sum<P>(e, rotation, length, reduced_stride)
                                       : rows_sum<P>(e, length, reduced_stride);
         policy.store(y, s[0].first_output + u, sum);
@@ -299,7 +316,7 @@ __global__ void __launch_bounds__(kTileThreads)
     // Outputs of the tile (slabs: up to; the last segments may hold fewer or none).
     const int outputs = g.column_tiles || g.segments == 1
                             ? s[0].outputs
-                            : g.segments * static_cast<int>(g.per_segment * g.inner);
+                            : g.segments * static_cast<int>(g.per_segment * g.kept_inner);
     // A group's lanes share an output (group_sum shuffles among them alone), groups take
     // outputs in turn; small reduced extents use one lane an output (launch_model.cpp).
     for (int u = static_cast<int>(threadIdx.x / group); u < outputs; u += outputs_per_pass) {
@@ -328,9 +345,9 @@ __global__ void __launch_bounds__(kTileThreads)
         }
         q = s[j].first_output + v;
         int slab = v, i = 0;
-        if (g.inner > 1) {
+        if (g.kept_inner > 1) {
           slab = static_cast<int>(g.inner_div.div(static_cast<unsigned>(v)));
-          i = v - slab * static_cast<int>(g.inner_div.divisor);
+          i = slab_position(g, v - slab * static_cast<int>(g.inner_div.divisor));
         }
         const T* e =
             shared + s[j].base + slab * stride + i * inner_stride + lane_in_group * reduced_stride;
