@@ -921,6 +921,23 @@ def gapped_view(shape, dtype, device, *, gap=0, step=1, offset=0, fill=None):
     return x
 
 
+def assert_gapped_plan(x, dims, kinds, gaps):
+    """CUDA auto's plan of the sum: the launches of its passes, the first pass's (period,
+    width); the CPU's own plan has no gaps."""
+    described = wr._C.plan(x, dims, as_cuda=True)
+    assert [p["launch"].split()[0] for p in described["passes"]] == kinds
+    assert described["passes"][0]["gaps"] == gaps
+    assert all(p["gaps"] == (1, 1) for p in wr._C.plan(x, dims)["passes"])
+    return described
+
+
+def assert_gaps_left_out(x, dims):
+    """x holds NaN in every gap: read with the elements, never added."""
+    got = wr.sum(x, dims)
+    assert not got.isnan().any()
+    assert_sum_matches(got, x, dims)
+
+
 # Gapped rows (CUDA auto, geometry.h's RowGaps): (dtype, shape, gap, step, dims, the
 # launches of the passes, the first pass's (period, width)), with each limit from both
 # sides: the gap (under a 32-byte sector: 7 float32s, 15 bfloat16s; or, rows a gap apart,
@@ -975,12 +992,7 @@ GAPPED_CASES = [
 @pytest.mark.parametrize("case", GAPPED_CASES, ids=str)
 def test_gapped_rows_plan(case):
     dtype, shape, gap, step, dims, kinds, gaps = case
-    x = gapped_view(shape, dtype, "cpu", gap=gap, step=step)
-    described = wr._C.plan(x, dims, as_cuda=True)
-    assert [p["launch"].split()[0] for p in described["passes"]] == kinds
-    assert described["passes"][0]["gaps"] == gaps
-    # The CPU's own plan has no gapped rows.
-    assert all(p["gaps"] == (1, 1) for p in wr._C.plan(x, dims)["passes"])
+    assert_gapped_plan(gapped_view(shape, dtype, "cpu", gap=gap, step=step), dims, kinds, gaps)
 
 
 @requires_cuda
@@ -1003,9 +1015,7 @@ def test_gapped_rows_leave_the_gaps_out(dtype, case):
     """NaN in every gap: read with the elements, never added."""
     _, shape, gap, step, dims, _, _ = case
     x = gapped_view(shape, dtype, "cuda", gap=gap, step=step, offset=1, fill=float("nan"))
-    got = wr.sum(x, dims)
-    assert not got.isnan().any()
-    assert_sum_matches(got, x, dims)
+    assert_gaps_left_out(x, dims)
 
 
 # Gapped inner dims (CUDA auto, geometry.h's Gaps): columns whose kept dims under the
@@ -1068,12 +1078,8 @@ GAPPED_COLUMN_CASES = [
 def test_gapped_columns_plan(case):
     dtype, shape, gap, step, dims, kinds, gaps = case
     x = gapped_view(shape, dtype, "cpu", gap=gap, step=step)
-    described = wr._C.plan(x, dims, as_cuda=True)
-    assert [p["launch"].split()[0] for p in described["passes"]] == kinds
-    assert described["passes"][0]["gaps"] == gaps
+    described = assert_gapped_plan(x, dims, kinds, gaps)
     assert all(p["gaps"] == (1, 1) for p in described["passes"][1:])
-    # The CPU's own plan has no gaps.
-    assert all(p["gaps"] == (1, 1) for p in wr._C.plan(x, dims)["passes"])
 
 
 def test_gapped_spans_read_whole_vectors_where_the_storage_goes_on():
@@ -1137,9 +1143,7 @@ def test_gapped_columns_leave_the_gaps_out(dtype, case):
     """NaN in every gap: read with the elements, never stored."""
     _, shape, gap, step, dims, _, _ = case
     x = gapped_view(shape, dtype, "cuda", gap=gap, step=step, offset=1, fill=float("nan"))
-    got = wr.sum(x, dims)
-    assert not got.isnan().any()
-    assert_sum_matches(got, x, dims)
+    assert_gaps_left_out(x, dims)
 
 
 # Short rows a gap apart in slabs that a tile holds (CUDA auto, geometry.h's
@@ -1171,12 +1175,7 @@ TILED_GAP_CASES = [
 @pytest.mark.parametrize("case", TILED_GAP_CASES, ids=str)
 def test_tiled_gaps_plan(case):
     dtype, shape, gap, dims, kinds, gaps = case
-    x = gapped_view(shape, dtype, "cpu", gap=gap)
-    described = wr._C.plan(x, dims, as_cuda=True)
-    assert [p["launch"].split()[0] for p in described["passes"]] == kinds
-    assert described["passes"][0]["gaps"] == gaps
-    # The CPU's own plan has no gaps.
-    assert all(p["gaps"] == (1, 1) for p in wr._C.plan(x, dims)["passes"])
+    assert_gapped_plan(gapped_view(shape, dtype, "cpu", gap=gap), dims, kinds, gaps)
 
 
 @requires_cuda
@@ -1203,9 +1202,7 @@ def test_tiled_gaps_leave_the_gaps_out(dtype, case):
     """NaN in every gap: copied into the tile with the elements, never added."""
     _, shape, gap, dims, _, _ = case
     x = gapped_view(shape, dtype, "cuda", gap=gap, offset=1, fill=float("nan"))
-    got = wr.sum(x, dims)
-    assert not got.isnan().any()
-    assert_sum_matches(got, x, dims)
+    assert_gaps_left_out(x, dims)
 
 
 def folded_view(shape, dtype, device, layout, gap_fill=None):
