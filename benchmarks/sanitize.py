@@ -103,6 +103,11 @@ AUTO_CASES = [  # every launch of the launch model (csrc/launch_model.h)
     ((256, 3, 12), None),
     ((64, 512, 20), (0, 2)),
     ((3, 23, 2, 8, 251), (0, 2, 4)),
+    # 2-byte elements in rows aligned alike to 8 bytes, not 16: 8-byte quads, under 8 rows
+    # (lean) and more, the last quad of each row partial where sliced (and at the data's
+    # end in tight storage)
+    ((8, 4100), 0),
+    ((3, 6, 4100), 1),
     # columns whose rows share sectors, loaded through L1 (cached): rows one vector wide,
     # 16 bytes apart for float32; 48 bytes apart, three vectors
     ((4097, 6, 4), 1),

@@ -388,7 +388,7 @@ Launch columns_launch(const ReductionPass& pass, const ElementShape& element,
   // rows), so that they are shifted alike and its sums are rotated into place once, at
   // the end. Only where the rows do not overlap (the aligned vectors of a lane's rows then
   // lie within the data but for its first and last row, read within it), of elements
-  // aligned to their size, and for auto (element.phased). Against what they replace, on
+  // aligned to their size, and for auto (element.auto_sums). Against what they replace, on
   // an H200 (2026-11-30, WARPREDUCE_NO_PHASED=1 the other arm, the 49 shapes of seeds 337
   // and 367 that took them from 33 rows for every element size of 2 bytes and more):
   // 2-byte elements an element a lane (or shifted) before, kColumnPhasedMinVectors
@@ -418,7 +418,7 @@ Launch columns_launch(const ReductionPass& pass, const ElementShape& element,
   const bool phased_elements =
       bytes == 8 || (bytes == 2 && !rows_aligned(pass, element, 2, 4) &&
                      pass.inner >= Tuning::kColumnPhasedMinVectors * lanes);
-  const bool phased = !no_phased && element.phased && phased_elements && enough_vectors &&
+  const bool phased = !no_phased && element.auto_sums && phased_elements && enough_vectors &&
                       !aligned && !sliced && element.data_address % bytes == 0 &&
                       pass.reduced_stride >= pass.inner && rows > Tuning::kColumnMaxUnalignedRows &&
                       rows >= phases * Tuning::kColumnPhasedRowsPerLane;
@@ -485,6 +485,25 @@ Launch columns_launch(const ReductionPass& pass, const ElementShape& element,
                      (pass.read_span(2) % 2 == 0 || pass.inner >= Tuning::kColumnOddPairsMinInner ||
                       pass.outputs() >= device.sms * device.threads_per_sm ||
                       pass.length <= Tuning::kColumnTileMaxRows || odd_pairs);
+  // 2-byte elements in rows aligned alike to 8 bytes but not to 16 (rows 4 elements past
+  // a multiple of 8 apart; sliced and offset views by chance) under 4-8 rows (shifted
+  // vectors' rows: pairs past 8): 8-byte quads, four outputs a lane, 16 rows in flight,
+  // rather than shifted vectors (two aligned 16-byte loads and a funnel shift a row).
+  // Partial last quads as pairs' partial pairs: read whole within the data. Auto's
+  // kernels only. On an H200 (2026-12-03 19:14-19:35, against WARPREDUCE_NO_QUADS=1, two
+  // rounds): float16 8 x 1 x 5247028 over dim 0 (seed 503's third lowest, 0.78x
+  // torch.sum) 42.6 -> 33.4 us, bfloat16 29556 x 6 x 36 over dim 1 16.4 -> 9.2, 3932220 x
+  // 6 transposed 29.6 -> 23.4, 7 x 13723091 sliced (fresh seed 509) 87.0 -> 74.0, float16
+  // 4 x 4194308 22.1 -> 21.3; 2 rows lost (bfloat16 2 x 8388612, four tiles at once,
+  // 25.4 -> 34.1). In pairs' place (longer reduced dims) they won on 5 of 17 shapes
+  // (bfloat16 118204 x 888 permuted 64.8 -> 57.3 us, 8 x 5 x 7 x 38172 over dims (2, 1)
+  // 14.9 -> 11.8), tied on 5 and lost on 7 (1000 x 1004 over dim 0 9.9 -> 14.1, 3 x 157 x
+  // 63 x 348 permuted over its 63 rows 11.2 -> 13.8): pairs stay there.
+  // WARPREDUCE_NO_QUADS=1 leaves them out: a knob for measuring.
+  static const bool no_quads = knob_is_set("WARPREDUCE_NO_QUADS");
+  const bool quads = !no_quads && element.auto_sums && shifted &&
+                     bytes == Tuning::kColumnPairBytes && rows >= Tuning::kColumnQuadMinRows &&
+                     rows_aligned(pass, element, 4, 8);
   // 1-byte elements in rows aligned alike to 4 bytes: 4-byte words, four outputs a lane
   // (two blocks an SM), rather than an element a lane, shifted vectors or, under long
   // reduced dims, whole 16-byte vectors (16 wide integer accumulators a lane, one block an
@@ -616,11 +635,11 @@ Launch columns_launch(const ReductionPass& pass, const ElementShape& element,
 
   Launch launch;
   launch.kind = LaunchKind::kColumns;
-  launch.vector = byte_words ? 4 : vectors ? lanes : pairs ? 2 : 1;
-  launch.load = phased                   ? ColumnLoad::kPhased
-                : shifted && !byte_words ? ColumnLoad::kShifted
-                : elements               ? ColumnLoad::kElements
-                                         : ColumnLoad::kVectors;
+  launch.vector = byte_words || quads ? 4 : vectors ? lanes : pairs ? 2 : 1;
+  launch.load = phased                             ? ColumnLoad::kPhased
+                : shifted && !byte_words && !quads ? ColumnLoad::kShifted
+                : elements                         ? ColumnLoad::kElements
+                                                   : ColumnLoad::kVectors;
   // Rows of whole 16-byte vectors that share 32-byte sectors (rows a vector apart, or
   // three: a row's last sector holds the next row's first elements): the vector loads
   // that skip L1 (columns.cuh, load_streaming) fetch such a sector from L2 once for every

@@ -79,7 +79,7 @@ struct ElementShape {
   int64_t bytes = 4;           // sizeof(T); vectors are 16 bytes, 16 / bytes elements
   uintptr_t data_address = 0;  // the pass's first element
   int64_t out_bytes = 0;        // sizeof(Out), the outputs' (0: not known)
-  bool phased = true;           // the kernel reads phased columns (auto's do, exact's not)
+  bool auto_sums = true;        // auto's kernels: phased columns, 2-byte quads (exact's: not)
   // A lane's running sum of one output, its bytes (auto's acc_t: 4 for floats up to 4
   // bytes, 8 for float64 and integers; 0: not known, exact's): lean columns
   // (Launch::lean) only where a lane's sums fit their registers.
@@ -138,10 +138,11 @@ struct Launch {
   // row (its slab % length) on, wrapping round, where lanes reading row for row would
   // meet on the same shared-memory banks (slabs a multiple of 128 bytes apart).
   bool rotate_rows = false;
-  // columns: elements a lane loads at once (1, a 16-byte vector, a 4-byte one of 2-byte
-  // elements whose rows are not aligned alike, a 4-byte one of 1-byte elements), lanes
-  // across the outputs (tx) and down the reduced dim (ty), whether a tile's lanes run
-  // across outer slices (flat), and the blocks a tile's rows are split over.
+  // columns: elements a lane loads at once (1, a 16-byte vector, an 8-byte one or a 4-byte
+  // one of 2-byte elements whose rows are aligned alike to 8 or 4 bytes only, a 4-byte one
+  // of 1-byte elements), lanes across the outputs (tx) and down the reduced dim (ty),
+  // whether a tile's lanes run across outer slices (flat), and the blocks a tile's rows
+  // are split over.
   int64_t vector = 1;
   ColumnLoad load = ColumnLoad::kVectors;
   unsigned tx = 0, ty = 0;
@@ -180,10 +181,13 @@ struct Launch {
   std::string describe() const;
 };
 
-// columns: the rows a lane loads before it adds them (columns.cuh): 8 of 16- and 8-byte
-// vectors (4 shifted ones, each two aligned loads), 32 of 4-byte loads.
+// columns: the rows a lane loads before it adds them (columns.cuh): 128 bytes of vectors
+// (8 of 16 bytes, 16 of 8: 2-byte quads), 4 shifted ones (each two aligned loads), 32 of
+// 4-byte loads.
 constexpr int column_rows_in_flight(int64_t vector, int64_t bytes, ColumnLoad load) {
-  return vector == 1 || vector * bytes == 4 ? 32 : load == ColumnLoad::kShifted ? 4 : 8;
+  return vector == 1 || vector * bytes == 4 ? 32
+         : load == ColumnLoad::kShifted     ? 4
+                                            : static_cast<int>(128 / (vector * bytes));
 }
 
 // The decision for `pass`, its elements described by `element`, on `device`.
@@ -341,6 +345,9 @@ struct LaunchTuning {
   // partial last pair was a loop of its own, not measured again since it is read whole).
   static constexpr int64_t kColumnOddPairsMinInner = 4096;
   static constexpr int64_t kColumnMaxShiftedRows = 8;
+  // 8-byte quads of 2-byte elements in shifted vectors' place from this many rows
+  // (launch_model.cpp: 2 rows lost, four tiles at once).
+  static constexpr int64_t kColumnQuadMinRows = 4;
   // Phased columns (ColumnLoad::kPhased) of 2-byte elements where the inner dim holds at
   // least this many vectors (launch_model.cpp has the measurement: fewer lost, their few
   // columns split over blocks).

@@ -101,7 +101,7 @@ pybind11::dict describe_plan(const at::Tensor& x, std::optional<std::vector<int6
         pass_element_bytes(plan.input.scalar_type(), k),
         k == 0 ? reinterpret_cast<uintptr_t>(plan.input.const_data_ptr()) : 0,
         k + 1 == plan.passes.size() ? static_cast<int64_t>(c10::elementSize(plan.out_dtype)) : 0,
-        /*phased=*/true, pass_acc_bytes(plan.input.scalar_type(), k)};
+        /*auto_sums=*/true, pass_acc_bytes(plan.input.scalar_type(), k)};
     pybind11::list outer;
     for (int d = 0; d < p.outer.ndim; ++d)
       outer.append(pybind11::make_tuple(p.outer.sizes[d], p.outer.strides[d]));

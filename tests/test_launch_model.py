@@ -505,6 +505,41 @@ def test_shifted_or_pair_columns_sum_like_torch_sum(shape, layout, launch, dtype
     assert_sum_matches(wr.sum(x, [0]), x, [0])
 
 
+# 2-byte elements in rows aligned alike to 8 bytes but not 16 (rows 4 elements past a
+# multiple of 8 apart) under 4-8 rows: 8-byte quads where shifted vectors would read them;
+# fewer rows stay shifted, more take pairs, data off by an element shifted vectors.
+QUADS = [
+    ((8, 4100), "contiguous", [0], "vector=4 "),
+    ((4, 4100), "contiguous", [0], "vector=4 "),
+    ((3, 4100), "contiguous", [0], "vector=8 shifted "),
+    ((9, 4100), "contiguous", [0], "vector=2 "),
+    ((6, 5, 4100), "contiguous", [1], "vector=4 "),  # outer slices
+    ((3, 5, 7, 4100), "contiguous", [0, 2], "vector=4 "),  # (the first pass: 7 rows)
+    ((8, 339), "sliced", [0], "vector=4 "),  # rows 684 apart, each last quad partial
+    ((6, 4099), "sliced", [0], "vector=4 "),
+    ((9, 4100), "offset", [0], "vector=8 shifted "),  # data not aligned to 4 bytes
+    ((8, 4102), "contiguous", [0], "vector=8 shifted "),  # rows aligned alike to 4 only
+]
+
+
+@pytest.mark.parametrize("shape,layout,dims,launch", QUADS, ids=str)
+@pytest.mark.parametrize("dtype", [torch.bfloat16, torch.float16, torch.int16], ids=str)
+def test_quad_columns(shape, layout, dims, launch, dtype):
+    x = make(shape, layout, dtype, "cpu", data=unfilled)
+    p = wr._C.plan(x, dims, as_cuda=True)["passes"][0]  # (two passes over dims apart)
+    assert p["launch"].startswith(f"columns {launch}"), p["launch"]
+
+
+@requires_cuda
+@pytest.mark.parametrize("shape,layout,dims,launch", QUADS, ids=str)
+@pytest.mark.parametrize("dtype", [torch.bfloat16, torch.float16, torch.int16], ids=str)
+def test_quad_columns_sum_like_torch_sum(shape, layout, dims, launch, dtype):
+    x = make(shape, layout, dtype, "cuda")
+    assert_kernels_sum_like_torch_sum(x, dims)
+    # nothing past the last row: the partial quads of its last columns read within it
+    assert_sum_matches(wr.sum(in_tight_storage(x), dims), x, dims)
+
+
 # Odd inner extents of pairs under more than 32 rows (sliced, over dim 1): pairs where the
 # outputs are at least the GPU's resident threads (132 x 2048 = 270336 in the plan's
 # default device), each slice's partial last pair read whole (columns.cuh); an element a

@@ -97,8 +97,8 @@ struct ColumnTiling {
   // Wide outputs stored a warp at a time (store_by_warp), where the instantiation has them.
   bool warp_stores;
   // Auto's partial columns (the last of an outer slice whose inner extent is not whole
-  // vectors) of shifted vectors, of 4-byte loads and of tiles at once read whole vectors
-  // where those lie within the data (whole_column_reads).
+  // vectors) of shifted vectors, of 4- and 8-byte loads (pairs, words, quads) and of tiles
+  // at once read whole vectors where those lie within the data (whole_column_reads).
   bool whole_partials;
 };
 
@@ -850,14 +850,14 @@ __device__ __forceinline__ void columns_body(const Columns<T>& c, const ColumnTi
         }
         if (last_past) Load::load_within(row_at(last), tiling.begin, tiling.end).add_to(acc);
       } else {
-        // Auto's shifted vectors and 4-byte loads (2-byte pairs, 1-byte words) only
+        // Auto's shifted vectors, 4-byte loads (2-byte pairs, 1-byte words) and 2-byte quads only
         // (whole_column_reads). This kernel's wider aligned vectors keep their partial
         // columns' own loop: with whole reads there, ptxas scheduled them so that float32
         // columns of 8 rows ran 8-13% slower (8192 x 8 x 256 over dim 1 20.7 -> 22.5 us,
         // H200, small extents, 2026-11-30). Exact's shifted vectors keep the check as it
         // was written before (the same test for them): both compile to the SASS of before.
         constexpr bool kWholeReads =
-            (kShifted || (kLoad == ColumnLoad::kVectors && kVec * sizeof(T) == 4)) && !P::kExact;
+            (kShifted || (kLoad == ColumnLoad::kVectors && kVec * sizeof(T) <= 8)) && !P::kExact;
         bool edge = valid < kVec;
         if constexpr (kWholeReads) {
           edge =

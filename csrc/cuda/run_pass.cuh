@@ -265,11 +265,11 @@ template <typename T, typename Out, typename P>
 void run_pass(const T* x, const ReductionPass& pass, Out* y, const at::Tensor& like,
               const P& policy) {
   const cudaStream_t stream = c10::cuda::getCurrentCUDAStream();
-  const Launch launch =
-      choose_launch(pass,
-                    ElementShape{int64_t{sizeof(T)}, address_of(x), int64_t{sizeof(Out)},
-                                 !P::kExact, P::kExact ? 0 : int64_t{sizeof(typename P::Acc)}},
-                    device_shape());
+  const Launch launch = choose_launch(
+      pass,
+      ElementShape{int64_t{sizeof(T)}, address_of(x), int64_t{sizeof(Out)},
+                   /*auto_sums=*/!P::kExact, P::kExact ? 0 : int64_t{sizeof(typename P::Acc)}},
+      device_shape());
   // Gapped rows are long enough for a group of lanes or blocks a row (plan.cpp), the
   // kernels that read them; gapped inner dims take columns, or slab tiles where they are
   // made for them (the launch model).
@@ -452,6 +452,14 @@ void run_pass(const T* x, const ReductionPass& pass, Out* y, const at::Tensor& l
         if (launch.vector == kWord) {
           pad_span(kWord);
           return launch_columns<T, Out, kWord, ColumnLoad::kVectors>(c, launch, y, like, policy);
+        }
+      }
+      if constexpr (sizeof(T) == LaunchTuning::kColumnPairBytes && !P::kExact) {
+        // 8-byte quads of 2-byte elements (rows aligned alike to 8 bytes only): auto's.
+        constexpr int kQuad = 8 / sizeof(T);
+        if (launch.vector == kQuad) {
+          pad_span(kQuad);
+          return launch_columns<T, Out, kQuad, ColumnLoad::kVectors>(c, launch, y, like, policy);
         }
       }
       if (launch.vector > 1) {  // 16-byte vectors
