@@ -495,10 +495,11 @@ Launch columns_launch(const ReductionPass& pass, const ElementShape& element,
   // torch.sum) 42.6 -> 33.4 us, bfloat16 29556 x 6 x 36 over dim 1 16.4 -> 9.2, 3932220 x
   // 6 transposed 29.6 -> 23.4, 7 x 13723091 sliced (fresh seed 509) 87.0 -> 74.0, float16
   // 4 x 4194308 22.1 -> 21.3; 2 rows lost (bfloat16 2 x 8388612, four tiles at once,
-  // 25.4 -> 34.1). In pairs' place (longer reduced dims) they won on 5 of 17 shapes
-  // (bfloat16 118204 x 888 permuted 64.8 -> 57.3 us, 8 x 5 x 7 x 38172 over dims (2, 1)
-  // 14.9 -> 11.8), tied on 5 and lost on 7 (1000 x 1004 over dim 0 9.9 -> 14.1, 3 x 157 x
-  // 63 x 348 permuted over its 63 rows 11.2 -> 13.8): pairs stay there.
+  // 25.4 -> 34.1). In pairs' place (longer reduced dims) they won on 5 of 16 shapes
+  // (bfloat16 118204 x 888 permuted 64.8 -> 57.1 us, 8 x 5 x 7 x 38172 over dims (2, 1)
+  // 14.9 -> 11.8), were within 3% on 6 and lost 4-8% on 3 (4096 x 4100 over dim 0 14.3
+  // -> 15.4, 75909 x 2 x 132 permuted 17.6 -> 19.1; the rounds of two ~10 us sums
+  // disagreed): no rule yet, pairs stay there.
   // WARPREDUCE_NO_QUADS=1 leaves them out: a knob for measuring.
   static const bool no_quads = knob_is_set("WARPREDUCE_NO_QUADS");
   const bool quads = !no_quads && element.auto_sums && shifted &&
