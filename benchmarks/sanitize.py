@@ -103,9 +103,9 @@ AUTO_CASES = [  # every launch of the launch model (csrc/launch_model.h)
     ((256, 3, 12), None),
     ((64, 512, 20), (0, 2)),
     ((3, 23, 2, 8, 251), (0, 2, 4)),
-    # 2-byte elements in rows aligned alike to 8 bytes, not 16: 8-byte quads, under 8 rows
-    # (lean) and more, the last quad of each row partial where sliced (and at the data's
-    # end in tight storage)
+    # 2-byte elements in rows aligned alike to 8 bytes, not 16, under 4-8 rows: 8-byte
+    # quads (8 and 6 rows), the last quad of each row partial where sliced (and at the
+    # data's end in tight storage)
     ((8, 4100), 0),
     ((3, 6, 4100), 1),
     # columns whose rows share sectors, loaded through L1 (cached): rows one vector wide,
