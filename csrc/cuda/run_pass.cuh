@@ -464,6 +464,9 @@ void run_pass(const T* x, const ReductionPass& pass, Out* y, const at::Tensor& l
       }
       if (launch.vector > 1) {  // 16-byte vectors
         constexpr int kVec = 16 / sizeof(T);
+        // (4-byte words and 8-byte quads returned above, where the instantiation has them.)
+        TORCH_INTERNAL_ASSERT(launch.vector == kVec, "warpreduce: ", launch.describe(), " of ",
+                              sizeof(T), "-byte elements");
         fold_into(kVec);
         pad_span(kVec);
         // Shifted vectors and elements one by one only for the element sizes the launch
