@@ -684,9 +684,9 @@ Launch columns_launch(const ReductionPass& pass, const ElementShape& element,
     launch.flat = false;
   } else {
     // Flat: more lanes down the reduced dim where the columns leave half the GPU's lanes
-    // idle or more (two blocks an SM: the kernel's launch bounds), while each keeps a
-    // round of loads, kColumnRowsPerSplitLane rows. (Up to all of them, bfloat16 32 x
-    // 2^20 over dim 0, 97% of the lanes with one a column, took 0.91x the time with two.)
+    // idle or more (two blocks an SM: the kernel's launch bounds), while each keeps
+    // kFlatColumnRowsPerLane rows. (Up to all of them, bfloat16 32 x 2^20 over dim 0, 97%
+    // of the lanes with one a column, took 0.91x the time with two.)
     // Tiles that read an element a lane of a contiguous inner dim (rows not aligned
     // alike: odd strides, offset views) of 4-byte and wider elements start with four
     // warps across, a block's rows 128 elements wide, not one: on an H200 (2026-11-29
@@ -709,7 +709,7 @@ Launch columns_launch(const ReductionPass& pass, const ElementShape& element,
     int64_t ty = std::min<int64_t>(ty_by_rows, threads / (wide_element_tiles ? 128 : 32));
     const int64_t resident = device.sms * 2 * threads;
     while (ty * 2 <= threads / 32 && 2 * pass.outer_size * columns * ty < resident &&
-           rows >= ty * 2 * Tuning::kColumnRowsPerSplitLane) {
+           rows >= ty * 2 * Tuning::kFlatColumnRowsPerLane) {
       ty *= 2;
     }
     // Phased: a whole number of the phases' period down, and at least two lanes (a tile's

@@ -378,11 +378,17 @@ struct LaunchTuning {
   static constexpr int64_t kColumnRowsPerLaneScalar = 64;
   // A column split keeps at least this many rows a lane (a round of 8 vector loads): with
   // 32, the one tile of 3 x 8 x 357390 bfloat16 over dim -1 got 87 blocks (of 132 SMs).
-  // So do the lanes that flat tiles put down the reduced dim where the columns alone
-  // leave half the GPU's lanes idle (bfloat16 23 x 725094 over dim 0, 90637 columns, 67%
-  // of an H200's lanes at two blocks an SM: 0.64x torch.sum with a lane a column, 0.65x
-  // with two).
   static constexpr int64_t kColumnRowsPerSplitLane = 8;
+  // The lanes that flat tiles put down the reduced dim where the columns alone leave half
+  // the GPU's lanes idle keep at least this many rows each (bfloat16 23 x 725094 over
+  // dim 0, 90637 columns, 67% of an H200's lanes at two blocks an SM: 0.64x torch.sum
+  // with a lane a column, 0.65x with two). 4, not the split's 8: on an H100 (2026-12-07,
+  // a knob in one build, processes taking turns, two rounds), bfloat16 53 x 93991 over
+  // dim 0 (seed 541's second lowest, 0.72x torch.sum on an H200) took 8 lanes down its 53
+  // rows, not 4: 15.6 -> 12.8 us, 0.85 -> 0.99x torch.sum; of the other 76 column sums
+  // measured (seed 541's flat columns under 1.6x torch.sum, 36 of seeds 503-521), one
+  // more changed its plan, float32 61 x 150 x 758 offset over (0, 2), 27.0 -> 27.1 us.
+  static constexpr int64_t kFlatColumnRowsPerLane = 4;
   // Flat columns of kColumnAtOnceBytes elements take up to this many tiles a block at
   // once (Launch::tiles_at_once), only while their blocks make kColumnAtOnceMinRounds
   // rounds of the resident blocks (other sizes and fewer rounds lost: launch_model.cpp).

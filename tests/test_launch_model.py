@@ -290,6 +290,29 @@ def test_wide_element_tiles_sum_like_torch_sum(shape, layout, dims, tiles, dtype
     assert_kernels_sum_like_torch_sum(x, dims)
 
 
+# Lanes down the reduced dim of flat columns double while each keeps
+# kFlatColumnRowsPerLane (4) rows: bfloat16 rows of 93991 (11749 16-byte columns, few
+# enough that 8 lanes down still leave lanes idle), on both sides of each doubling.
+# (rows, lanes down)
+FLAT_LANE_ROWS_CASES = [(7, 1), (8, 2), (15, 2), (16, 4), (31, 4), (32, 8), (53, 8)]
+
+
+@pytest.mark.parametrize("rows,lanes_down", FLAT_LANE_ROWS_CASES, ids=str)
+def test_flat_columns_lanes_down_keep_four_rows_each(rows, lanes_down):
+    x = make((rows, 93991), "contiguous", torch.bfloat16, "cpu", data=unfilled)
+    launch = wr._C.plan(x, [0], as_cuda=True)["passes"][0]["launch"]
+    assert f" ty={lanes_down} flat" in launch, launch
+
+
+@requires_cuda
+@pytest.mark.parametrize("rows,lanes_down", FLAT_LANE_ROWS_CASES, ids=str)
+@pytest.mark.parametrize("dtype", DTYPES, ids=str)
+def test_flat_columns_lanes_down_sum_like_torch_sum(rows, lanes_down, dtype):
+    for layout in ("contiguous", "offset"):
+        x = make((rows, 93991), layout, dtype, "cuda")
+        assert_kernels_sum_like_torch_sum(x, [0])
+
+
 # Slabs of 2-byte elements far apart (the memory between two more than a slab and more
 # than a sector): columns, a lane an output or a pair; slabs
 # closer together, and wider elements: tiles. (stored shape, the view's corner, dims,
@@ -1884,7 +1907,7 @@ def test_byte_word_columns_sum_like_torch_sum(dtype, shape, layout, dims, launch
 # shared memory (columns.cuh, store_by_warp); lane by lane elsewhere (a slice's partial
 # last column, outputs in another order). (shape, layout, dims, the launch's start.)
 WARP_STORE_CASES = [
-    ((24, 4096), "contiguous", [0], "columns vector=16 tx=256 ty=2 "),  # ty 2: lane by lane
+    ((24, 4096), "contiguous", [0], "columns vector=16 tx=128 ty=4 "),  # ty 4: lane by lane
     ((5, 65536), "contiguous", [0], "columns vector=16 tx=512 ty=1 flat"),
     ((3, 6, 4000), "contiguous", [1], "columns vector=16 tx=512 ty=1 flat"),  # warps across slices
     ((3000, 5, 48), "contiguous", [1], "columns vector=16 cached tx=512 ty=1 flat"),  # 3 a slice
