@@ -941,14 +941,17 @@ void columns_pass(const T* x, const ReductionPass& pass, Out* y, int64_t step = 
         for (int64_t c = 0; c < width; ++c) into[c] = tile[c];
       }
     } else {
-      // The tile's columns at multiples of the step, from the first of them.
-      for (int64_t c = ceil_div(c0, step) * step - c0; c < width; c += step) {
-        const int64_t output = o * kept + (c0 + c) / step;
-        if (chunks == 1) {
-          y[output] = from_zero<Out>(tile[c], pass.repeat);
-        } else {
-          partial[chunk * outputs + output] = tile[c];
-        }
+      // The tile's columns at multiples of the step, from the first of them, numbered
+      // from it: a division an output made float32 6 x 1296335 of a stride-2 last dim
+      // over dim 0 0.60x torch.sum on the dev machine.
+      const int64_t first = ceil_div(c0, step), skip = first * step - c0;
+      const int64_t count = ceil_div(c0 + width, step) - first;
+      const auto column = [&](int64_t k) { return tile[skip + k * step]; };
+      if (chunks == 1) {
+        store_from_zero(y + o * kept + first, count, pass.repeat, column);
+      } else {
+        C* into = partial.get() + chunk * outputs + o * kept + first;
+        for (int64_t k = 0; k < count; ++k) into[k] = column(k);
       }
     }
   });
