@@ -12,7 +12,10 @@ import warpreduce_torch as wr
 from warpreduce_torch.bench.random_shapes import (
     DTYPE_WEIGHTS,
     LAYOUTS,
+    Case,
+    make_row,
     needed_bytes,
+    result_bytes,
     sample_cases,
 )
 from warpreduce_torch.testing import assert_sum_matches
@@ -90,3 +93,22 @@ def test_needed_bytes_counts_the_sectors_a_view_reads(dtype):
     for view in views:
         assert needed_bytes(view) == (sectors_by_hand(view) if view.numel() else 0)
     assert needed_bytes(base) == math.ceil(base.numel() * base.element_size() / 32) * 32
+
+
+@pytest.mark.parametrize("dtype", [torch.float32, torch.bfloat16, torch.int8, torch.bool])
+def test_result_bytes_are_torch_sums(dtype):
+    x = torch.zeros(6, 5, 4, dtype=dtype)
+    for dims in (None, (1,), (0, -1), (-3, 1, 2)):
+        expected = torch.sum(x) if dims is None else torch.sum(x, dims)
+        assert result_bytes(x, dims) == expected.numel() * expected.element_size()
+
+
+def test_memory_bound_counts_the_result_too():
+    # int8 4 x 1000 over dim 0: 4000 bytes read, 1000 int64 outputs written (8000 bytes)
+    case = Case((4, 1000), (0,), "contiguous", "int8")
+    x = case.make("cpu")
+    times = {"torch.sum": 3e-6, "auto": 2e-6, "roofline": 1e-6}
+    row = make_row(0, case, times, (x, needed_bytes(x), {}, None))
+    assert row["written_mib"] * 2**20 == 8000
+    assert row["auto_vs_roofline"] == pytest.approx(0.5)
+    assert row["auto_vs_memory"] == pytest.approx(0.5 * (4000 + 8000) / 4000)

@@ -18,7 +18,11 @@ bool, floats more often.
 Bytes that must be read: the distinct 32-byte sectors of memory that the view touches,
 times 32 (a broadcast dim counts once); GB/s is those bytes over the time, for every
 implementation. The roofline is auto's full sum of a contiguous tensor of those bytes,
-timed in the same rounds. On a GPU: CUDA events around loops over inputs rotated beyond
+timed in the same rounds. A sum over short dims also writes a result nearly as large as
+its input (int64 results eight times an int8 input's bytes), which the roofline does not
+count: the memory bound scales its time by the bytes read and written over the bytes
+read (written_mib: the result's bytes), the least time the call can take at the
+roofline's bandwidth. On a GPU: CUDA events around loops over inputs rotated beyond
 L2 (timing.GpuLoop: 1 GiB of copies, 64 at most, 512 MiB of 8 MiB inputs), the
 implementations taking turns in 7 interleaved rounds; torch.compile compiled for each
 shape (dynamic=False), its failures recorded. On the CPU: wall time
@@ -209,6 +213,15 @@ def needed_bytes(x):
     return int(marks.view(-1, per_sector).any(1).sum()) * SECTOR
 
 
+def result_bytes(x, dims):
+    """The bytes of torch.sum(x, dims)'s result (its dtype: int64 for integers and bool)."""
+    itemsize = torch.sum(torch.ones(1, dtype=x.dtype)).element_size()
+    if dims is None:
+        return itemsize
+    reduced = {d % x.dim() for d in dims}
+    return math.prod(n for d, n in enumerate(x.shape) if d not in reduced) * itemsize
+
+
 def plan_passes(x, dims):
     """auto's plan for the sum (warpreduce_torch._C.plan): each pass's fields."""
     plan = wr._C.plan(x, None if dims is None else list(dims))
@@ -292,6 +305,7 @@ def make_row(index, case, times, facts):
         "layout": case.layout + (f" {case.order}" if case.order else ""),
         "mib": x.numel() * x.element_size() / MIB,
         "needed_mib": needed / MIB,
+        "written_mib": result_bytes(x, case.dims) / MIB,
     }
     for name in IMPLS:
         seconds = times.get(name)
@@ -301,6 +315,12 @@ def make_row(index, case, times, facts):
         if name != "auto":
             known = "auto" in times and name in times
             row[f"auto_vs_{name}"] = times[name] / times["auto"] if known else ""
+    # The roofline's time for the bytes read and written (the module's docstring).
+    if "auto" in times and "roofline" in times and needed > 0:
+        moved = (needed + row["written_mib"] * MIB) / needed
+        row["auto_vs_memory"] = times["roofline"] * moved / times["auto"]
+    else:
+        row["auto_vs_memory"] = ""
     row["compile_s"] = "" if compile_s is None else compile_s
     row["plan"] = plan_summary(x, case.dims) or "no kernel"
     row["plan_passes"] = plan_passes(x, case.dims)
@@ -404,7 +424,7 @@ def ratios(rows, name, layouts=None):
     return [
         r[key]
         for r in rows
-        if r[key] != "" and (layouts is None or r["layout"].split()[0] in layouts)
+        if r.get(key, "") != "" and (layouts is None or r["layout"].split()[0] in layouts)
     ]
 
 
@@ -423,6 +443,8 @@ def summary(rows):
     for layouts in (DENSE_LAYOUTS, sliced):
         label = f"auto / roofline: {', '.join(layouts)}"
         lines.append(distribution(label, ratios(rows, "roofline", layouts)))
+    label = "auto / memory bound (the roofline counting the result's bytes too)"
+    lines.append(distribution(label, ratios(rows, "memory")))
     compiled = [r["compile_s"] for r in rows if r["compile_s"] != ""]
     if compiled:
         lines.append(
