@@ -296,6 +296,7 @@ def measure_cpu(case, min_run_time):
 
 def make_row(index, case, times, facts):
     x, needed, errors, compile_s = facts
+    written = result_bytes(x, case.dims)
     row = {
         "index": index,
         "dtype": case.dtype,
@@ -305,7 +306,7 @@ def make_row(index, case, times, facts):
         "layout": case.layout + (f" {case.order}" if case.order else ""),
         "mib": x.numel() * x.element_size() / MIB,
         "needed_mib": needed / MIB,
-        "written_mib": result_bytes(x, case.dims) / MIB,
+        "written_mib": written / MIB,
     }
     for name in IMPLS:
         seconds = times.get(name)
@@ -317,7 +318,7 @@ def make_row(index, case, times, facts):
             row[f"auto_vs_{name}"] = times[name] / times["auto"] if known else ""
     # The roofline's time for the bytes read and written (the module's docstring).
     if "auto" in times and "roofline" in times and needed > 0:
-        moved = (needed + row["written_mib"] * MIB) / needed
+        moved = (needed + written) / needed
         row["auto_vs_memory"] = times["roofline"] * moved / times["auto"]
     else:
         row["auto_vs_memory"] = ""
